@@ -1,0 +1,27 @@
+// A user's mistake in a scenario, topology or command line: reported as one line, exit code 2.
+#pragma once
+#include <stdexcept>
+#include <string>
+
+namespace wakesim {
+
+class InputError : public std::runtime_error {
+public:
+    // file: path as the user gave it; pointer: RFC 6901 JSON pointer ("" = whole document);
+    // expected: what would have been accepted.
+    InputError(std::string file, std::string pointer, std::string expected)
+        : std::runtime_error(format(file, pointer, expected)),
+          file_(std::move(file)), pointer_(std::move(pointer)), expected_(std::move(expected)) {}
+
+    const std::string& file() const { return file_; }
+    const std::string& pointer() const { return pointer_; }
+    const std::string& expected() const { return expected_; }
+
+private:
+    static std::string format(const std::string& f, const std::string& p, const std::string& e) {
+        return f + ": " + (p.empty() ? std::string("/") : p) + ": " + e;
+    }
+    std::string file_, pointer_, expected_;
+};
+
+}  // namespace wakesim

@@ -1,0 +1,52 @@
+// Hardware and kernel-path costs of one machine: every constant is a named parameter with a unit,
+// a default per preset and its source (docs/machines.md). One profile per machine, never one per
+// scenario row.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace wakesim {
+
+class JsonNode;
+
+struct MachineProfile {
+    std::string name;
+    std::string source;  // where the preset's numbers come from
+
+    // Kernel path costs (wall time at nominal frequency).
+    int64_t syscall_ns = 100;         // null syscall entry + exit
+    int64_t pipe_copy_ns = 200;       // pipe_read/pipe_write bookkeeping and a small copy
+    int64_t ctx_switch_ns = 900;      // __schedule + switch between two tasks
+    int64_t idle_switch_ns = 400;     // switch from the idle task to a task (after idle exit)
+    int64_t wake_local_ns = 250;      // ttwu on the waker's own runqueue
+    int64_t wake_remote_ns = 350;     // ttwu to another CPU: wake-list push + IPI send, or remote rq lock
+    int64_t select_base_ns = 40;      // select_task_rq_fair body (record_wakee, wake_affine, SIS checks)
+    int64_t select_probe_ns = 4;      // each CPU probed by select_idle_cpu / select_idle_core
+    int64_t ipi_latency_ns = 1000;    // IPI send -> handler runs on the target
+    int64_t ipi_handler_ns = 300;     // time an IPI steals from a busy target
+    int64_t idle_exit_ns = 1000;      // exit latency of the idle state used for short gaps
+    bool idle_polls = false;          // idle CPUs poll need_resched: no IPI to wake them
+    int64_t poll_wake_ns = 200;       // wake of a polling idle CPU (cache-line write seen)
+    int64_t newidle_balance_ns = 2000;  // cost of one newidle balance pass per domain level
+    int64_t tick_hz = 250;            // CONFIG_HZ
+    bool preempt_lazy = false;        // wakeup preemption waits for the next tick (preempt=lazy)
+
+    struct ParamInfo {
+        const char* name;
+        const char* unit;  // "ns", "Hz", "bool"
+        const char* help;
+    };
+    static const std::vector<ParamInfo>& params();
+    int64_t get(const std::string& param) const;    // throws std::out_of_range
+    void set(const std::string& param, int64_t v);  // throws std::out_of_range
+
+    // Per-parameter overrides from a scenario's "machine": {"profile": {...}}; InputError on bad keys.
+    void apply_overrides(const JsonNode& node);
+};
+
+std::vector<std::string> machine_profile_names();
+bool is_machine_profile(const std::string& name);
+MachineProfile make_machine_profile(const std::string& name);  // throws std::out_of_range
+
+}  // namespace wakesim

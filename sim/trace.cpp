@@ -1,0 +1,57 @@
+#include "sim/trace.h"
+
+#include <cinttypes>
+
+namespace wakesim {
+
+TraceSink::TraceSink(std::FILE* out) : out_(out) {}
+
+void TraceSink::header() {
+    std::fputs("# tracer: nop\n#\n"
+               "#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n"
+               "#              | |         |   |||||     |         |\n",
+               out_);
+}
+
+void TraceSink::prefix(Time t, int cpu, const Task* cur) {
+    char who[48];
+    if (cur)
+        std::snprintf(who, sizeof who, "%s-%d", cur->comm.c_str(), trace_pid(*cur));
+    else
+        std::snprintf(who, sizeof who, "<idle>-0");
+    std::fprintf(out_, "%24s [%03d] d..2. %6" PRId64 ".%06" PRId64 ": ", who, cpu, t / 1000000000,
+                 (t / 1000) % 1000000);
+}
+
+void TraceSink::waking(Time t, int cpu, const Task* cur, const Task& p, int target_cpu) {
+    prefix(t, cpu, cur);
+    std::fprintf(out_, "sched_waking: comm=%s pid=%d prio=%d target_cpu=%03d\n", p.comm.c_str(),
+                 trace_pid(p), trace_prio(p), target_cpu);
+}
+
+void TraceSink::wakeup(Time t, int cpu, const Task* cur, const Task& p, int target_cpu) {
+    prefix(t, cpu, cur);
+    std::fprintf(out_, "sched_wakeup: comm=%s pid=%d prio=%d target_cpu=%03d\n", p.comm.c_str(),
+                 trace_pid(p), trace_prio(p), target_cpu);
+}
+
+void TraceSink::migrate(Time t, int cpu, const Task* cur, const Task& p, int orig, int dest) {
+    prefix(t, cpu, cur);
+    std::fprintf(out_, "sched_migrate_task: comm=%s pid=%d prio=%d orig_cpu=%d dest_cpu=%d\n",
+                 p.comm.c_str(), trace_pid(p), trace_prio(p), orig, dest);
+}
+
+void TraceSink::sched_switch(Time t, int cpu, const Task* prev, char prev_state, const Task* next) {
+    prefix(t, cpu, prev);
+    char idle_comm[32];
+    std::snprintf(idle_comm, sizeof idle_comm, "swapper/%d", cpu);
+    std::fprintf(out_,
+                 "sched_switch: prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%c ==> "
+                 "next_comm=%s next_pid=%d next_prio=%d\n",
+                 prev ? prev->comm.c_str() : idle_comm, prev ? trace_pid(*prev) : 0,
+                 prev ? trace_prio(*prev) : 120, prev ? prev_state : 'R',
+                 next ? next->comm.c_str() : idle_comm, next ? trace_pid(*next) : 0,
+                 next ? trace_prio(*next) : 120);
+}
+
+}  // namespace wakesim

@@ -1,0 +1,33 @@
+// Wake flags (kernel/sched/sched.h) and wake sites: the places in a workload that wake a task.
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace wakesim {
+
+enum WakeFlag : uint32_t {
+    WF_EXEC = 0x02,
+    WF_FORK = 0x04,
+    WF_TTWU = 0x08,
+    WF_SYNC = 0x10,
+    WF_MIGRATED = 0x20,
+    WF_CURRENT_CPU = 0x40,
+    WF_RQ_SELECTED = 0x80,
+};
+std::string wake_flags_to_string(uint32_t f);  // "WF_TTWU|WF_SYNC"
+
+// What a wake site is in the request/reply sense, so a policy can pick its flags per site.
+enum class SiteRole : uint8_t {
+    generic,  // an ordinary wake (timer, barrier, hog)
+    request,  // wakes the side that serves (pipe write to the server, FUSE request queueing)
+    reply,    // wakes the side that waits for an answer (FUSE request end)
+};
+
+struct WakeSite {
+    std::string name;        // "pipe", "fuse_request_end", ...
+    uint32_t kernel_flags;   // what mainline passes here (pipe: WF_SYNC; FUSE reply: 0)
+    bool sync_capable;       // the waker is about to sleep, so WF_SYNC would be honest here
+    SiteRole role;
+};
+
+}  // namespace wakesim

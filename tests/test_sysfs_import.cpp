@@ -1,0 +1,200 @@
+// Importing a machine from a copy of /sys/devices/system/cpu (fake trees under tests/data/).
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+#include "sim/json_input.h"
+#include "topology/sched_domains.h"
+
+#ifndef WAKESIM_SOURCE_DIR
+#define WAKESIM_SOURCE_DIR "."
+#endif
+
+using namespace wakesim;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kData = fs::path(WAKESIM_SOURCE_DIR) / "tests" / "data";
+
+// A private copy of a fake sysfs tree that a test may break; removed afterwards.
+class TreeCopy {
+public:
+    explicit TreeCopy(const std::string& tree) {
+        static int counter = 0;
+        root_ = fs::temp_directory_path() /
+                ("wakesim-sysfs-" + std::to_string(::getpid()) + "-" + std::to_string(++counter));
+        fs::remove_all(root_);
+        fs::copy(kData / tree, root_, fs::copy_options::recursive);
+    }
+    ~TreeCopy() {
+        std::error_code ec;
+        fs::remove_all(root_, ec);
+    }
+    TreeCopy(const TreeCopy&) = delete;
+    TreeCopy& operator=(const TreeCopy&) = delete;
+
+    fs::path cpu_dir() const { return root_ / "cpu"; }
+    void write(const std::string& rel, const std::string& text) const { std::ofstream(root_ / rel) << text << '\n'; }
+    void remove(const std::string& rel) const { fs::remove_all(root_ / rel); }
+
+private:
+    fs::path root_;
+};
+
+InputError import_error(const fs::path& dir) {
+    try {
+        import_sysfs(dir.string());
+    } catch (const InputError& e) {
+        return e;
+    }
+    FAIL("import of " << dir << " succeeded");
+    return InputError("", "", "");
+}
+
+CpuSet set_of(std::initializer_list<int> cpus) {
+    CpuSet s;
+    for (int c : cpus) s.set(c);
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("A 2-socket 2-core 2-thread sysfs copy imports with siblings at +4 and a node per socket", "[sysfs]") {
+    const Topology t = import_sysfs((kData / "sysfs-2s2c2t" / "cpu").string());
+    CHECK(t.name() == "sysfs-2s2c2t");
+    REQUIRE(t.nr_cpus() == 8);  // cpu8 is offline
+    CHECK_THAT(t.description(), Catch::Contains("offline CPUs ignored: 8"));
+    CHECK(t.smt_siblings(1) == set_of({1, 5}));
+    CHECK(t.llc_span(0) == set_of({0, 1, 4, 5}));
+    CHECK(t.package_span(6) == set_of({2, 3, 6, 7}));
+    REQUIRE(t.nr_nodes() == 2);
+    CHECK(t.cpu(6).node == 1);
+    CHECK(t.node_distance(0, 1) == 21);
+    CHECK(t.classify(0, 2) == CpuDistance::cross_numa);
+    CHECK_FALSE(t.has_clusters());
+    CHECK(t.cpu(3).capacity == 1024);
+
+    const SchedDomains sd = SchedDomains::build(t);
+    REQUIRE(sd.of(0).levels.size() == 3);
+    CHECK(sd.of(0).levels[2].name == "NUMA");
+}
+
+TEST_CASE("An imported sysfs machine round-trips through topology JSON", "[sysfs][json]") {
+    for (const char* tree : {"sysfs-2s2c2t", "sysfs-bl-4-4"}) {
+        INFO(tree);
+        const Topology t = import_sysfs((kData / tree / "cpu").string());
+        const nlohmann::json j = t.to_json();
+        const Topology back = topology_from_json(JsonNode(j, "imported.json"));
+        REQUIRE(back.nr_cpus() == t.nr_cpus());
+        for (int c = 0; c < t.nr_cpus(); ++c) {
+            CHECK(back.smt_siblings(c) == t.smt_siblings(c));
+            CHECK(back.cluster_span(c) == t.cluster_span(c));
+            CHECK(back.llc_span(c) == t.llc_span(c));
+            CHECK(back.node_span(c) == t.node_span(c));
+            CHECK(back.cpu(c).capacity == t.cpu(c).capacity);
+        }
+    }
+    const nlohmann::json two_socket = import_sysfs((kData / "sysfs-2s2c2t" / "cpu").string()).to_json();
+    CHECK(two_socket["numbering"] == "siblings_split");
+    CHECK(two_socket["packages"] == 2);
+}
+
+TEST_CASE("A big.LITTLE sysfs copy gives clusters, cpu_capacity and asym sched domains", "[sysfs]") {
+    const Topology t = import_sysfs((kData / "sysfs-bl-4-4" / "cpu").string());
+    REQUIRE(t.nr_cpus() == 8);
+    CHECK(t.has_clusters());
+    CHECK(t.cluster_span(2) == CpuSet::range(0, 3));
+    CHECK(t.llc_span(2) == CpuSet::range(0, 7));
+    CHECK(t.cpu(0).capacity == 381);
+    CHECK(t.cpu(7).capacity == 1024);
+    CHECK(t.classify(0, 1) == CpuDistance::cluster);
+    CHECK(t.classify(0, 4) == CpuDistance::llc);
+    CHECK_FALSE(t.smt_present());
+
+    const SchedDomains sd = SchedDomains::build(t);
+    const CpuDomains& d = sd.of(5);
+    REQUIRE(d.levels.size() == 2);
+    CHECK(d.levels[0].name == "CLS");
+    CHECK(d.levels[1].flags & SD_ASYM_CPUCAPACITY_FULL);
+    CHECK(d.sd_share_id == 4);
+}
+
+TEST_CASE("Without cpuN/nodeK entries the nodes come from ../node/nodeK/cpulist", "[sysfs]") {
+    TreeCopy tree("sysfs-2s2c2t");
+    for (int c = 0; c < 8; ++c) tree.remove("cpu/cpu" + std::to_string(c) + "/node" + std::to_string((c % 4) / 2));
+    tree.write("node/node1/distance", "31 10");
+    tree.write("node/node0/distance", "10 31");
+    const Topology t = import_sysfs(tree.cpu_dir().string());
+    REQUIRE(t.nr_nodes() == 2);
+    CHECK(t.node_cpus(1) == set_of({2, 3, 6, 7}));
+    CHECK(t.node_distance(1, 0) == 31);
+}
+
+TEST_CASE("An offline CPU in the middle is skipped and the later CPUs are renumbered", "[sysfs]") {
+    TreeCopy tree("sysfs-bl-4-4");
+    tree.write("cpu/cpu2/online", "0");
+    tree.remove("cpu/cpu2/topology");
+    tree.remove("cpu/cpu2/cache");
+    const Topology t = import_sysfs(tree.cpu_dir().string());
+    REQUIRE(t.nr_cpus() == 7);
+    CHECK_THAT(t.description(), Catch::Contains("offline CPUs ignored: 2"));
+    CHECK(t.cluster_span(0) == CpuSet::range(0, 2));
+    CHECK(t.cpu(3).capacity == 1024);  // was cpu4
+}
+
+TEST_CASE("cluster_id alone groups CPUs into clusters when cluster_cpus_list is absent", "[sysfs]") {
+    TreeCopy tree("sysfs-bl-4-4");
+    for (int c = 0; c < 8; ++c) tree.remove("cpu/cpu" + std::to_string(c) + "/topology/cluster_cpus_list");
+    const Topology t = import_sysfs(tree.cpu_dir().string());
+    CHECK(t.has_clusters());
+    CHECK(t.cluster_span(6) == CpuSet::range(4, 7));
+}
+
+TEST_CASE("Without cache information the package is the LLC", "[sysfs]") {
+    TreeCopy tree("sysfs-2s2c2t");
+    for (int c = 0; c < 8; ++c) tree.remove("cpu/cpu" + std::to_string(c) + "/cache");
+    const Topology t = import_sysfs(tree.cpu_dir().string());
+    CHECK(t.llc_span(0) == t.package_span(0));
+}
+
+TEST_CASE("A missing or malformed sysfs file is an InputError naming that file", "[sysfs]") {
+    SECTION("missing core_id") {
+        TreeCopy tree("sysfs-2s2c2t");
+        tree.remove("cpu/cpu3/topology/core_id");
+        const InputError e = import_error(tree.cpu_dir());
+        CHECK_THAT(e.file(), Catch::EndsWith("cpu3/topology/core_id"));
+        CHECK(e.pointer().empty());
+        CHECK_THAT(e.expected(), Catch::Contains("core"));
+    }
+    SECTION("malformed shared_cpu_list") {
+        TreeCopy tree("sysfs-2s2c2t");
+        tree.write("cpu/cpu1/cache/index3/shared_cpu_list", "0-x");
+        const InputError e = import_error(tree.cpu_dir());
+        CHECK_THAT(e.file(), Catch::EndsWith("cpu1/cache/index3/shared_cpu_list"));
+        CHECK_THAT(e.expected(), Catch::Contains("CPU list"));
+    }
+    SECTION("sibling lists that disagree") {
+        TreeCopy tree("sysfs-2s2c2t");
+        tree.write("cpu/cpu5/topology/core_cpus_list", "5-6");
+        const InputError e = import_error(tree.cpu_dir());
+        CHECK_THAT(e.file(), Catch::Contains("core_cpus_list"));
+        CHECK_THAT(e.expected(), Catch::Contains("SMT sibling"));
+    }
+    SECTION("capacity above 1024") {
+        TreeCopy tree("sysfs-bl-4-4");
+        tree.write("cpu/cpu6/cpu_capacity", "2048");
+        const InputError e = import_error(tree.cpu_dir());
+        CHECK_THAT(e.file(), Catch::EndsWith("cpu6/cpu_capacity"));
+        CHECK_THAT(e.expected(), Catch::Contains("1..1024"));
+    }
+    SECTION("no cpuN directories") {
+        const InputError e = import_error(kData);
+        CHECK_THAT(e.expected(), Catch::Contains("cpu0, cpu1"));
+    }
+    SECTION("not a directory") {
+        const InputError e = import_error(kData / "does-not-exist");
+        CHECK_THAT(e.expected(), Catch::Contains("directory"));
+    }
+}

@@ -1,0 +1,139 @@
+// The machine's CPU hierarchy behind one facade: hot-path queries are CpuSet lookups; the
+// Boost.Graph hierarchy (package > node > LLC > cluster > core > CPU) lives in topology.cpp.
+#pragma once
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/cpuset.h"
+
+namespace wakesim {
+
+struct CpuInfo {
+    int id = 0;
+    int core = 0;      // global core id (SMT siblings share it)
+    int cluster = 0;   // global cluster id (== llc when the machine has no clusters)
+    int llc = 0;       // global LLC id
+    int package = 0;
+    int node = 0;      // NUMA node
+    int capacity = 1024;  // arch_scale_cpu_capacity, 1..1024
+};
+
+inline constexpr int kLocalNodeDistance = 10;      // LOCAL_DISTANCE: a node to itself
+inline constexpr int kDefaultRemoteDistance = 21;  // remote default (most two-socket x86 SLITs)
+inline constexpr int kMaxNodeDistance = 255;       // a SLIT entry is one byte
+inline constexpr int kMaxThreadsPerCore = 8;       // POWER8 SMT-8 is the widest shipped
+
+// How far a task moved, for migration metrics and cost lookups.
+enum class CpuDistance { same_cpu, smt, cluster, llc, cross_llc, cross_numa };
+const char* to_string(CpuDistance d);
+
+// How SMT siblings are numbered in the compact form.
+enum class CpuNumbering {
+    siblings_adjacent,  // core c owns CPUs c*T .. c*T+T-1 (most arm64, AMD desktop BIOSes)
+    siblings_split,     // thread k of core c is CPU c + k*ncores (most Intel/AMD servers)
+};
+const char* to_string(CpuNumbering n);
+
+// A regular machine: every count is per parent, ids are assigned in order (see docs/topology.md).
+struct CompactShape {
+    int packages = 1;
+    int nodes_per_package = 1;
+    int llcs_per_node = 1;
+    int clusters_per_llc = 1;  // > 1 makes a CLS level
+    int cores_per_cluster = 1;
+    int threads_per_core = 1;
+    CpuNumbering numbering = CpuNumbering::siblings_adjacent;
+    std::vector<int> capacities;                   // per CPU id; empty = all 1024
+    std::vector<std::vector<int>> node_distance;  // empty = 10 local, 21 remote
+    int nr_cpus() const {
+        return packages * nodes_per_package * llcs_per_node * clusters_per_llc * cores_per_cluster *
+               threads_per_core;
+    }
+};
+
+class Topology {
+public:
+    // Builds from an explicit CPU list (ids must be 0..n-1) and a node distance matrix (nodes x
+    // nodes, diagonal 10). Throws std::invalid_argument describing the first inconsistency.
+    // When has_clusters is false the cluster ids are ignored (each cluster is its LLC).
+    static Topology from_cpus(std::string name, std::string description, std::vector<CpuInfo> cpus,
+                              std::vector<std::vector<int>> node_distance, bool has_clusters);
+    // Builds a regular machine; throws std::invalid_argument on impossible counts.
+    static Topology from_compact(std::string name, std::string description, const CompactShape& shape);
+    // The compact shape that rebuilds this machine exactly, if there is one.
+    std::optional<CompactShape> compact_shape() const;
+
+    const std::string& name() const { return name_; }
+    const std::string& description() const { return description_; }
+    int nr_cpus() const { return static_cast<int>(cpus_.size()); }
+    int nr_nodes() const { return static_cast<int>(node_distance_.size()); }
+    const CpuInfo& cpu(int c) const { return cpus_[c]; }
+    const std::vector<CpuInfo>& cpus() const { return cpus_; }
+    const CpuSet& all() const { return all_; }
+
+    // Spans containing cpu c (each includes c).
+    const CpuSet& smt_siblings(int c) const { return smt_[c]; }
+    const CpuSet& cluster_span(int c) const { return cluster_[c]; }
+    const CpuSet& llc_span(int c) const { return llc_[c]; }
+    const CpuSet& package_span(int c) const { return package_[c]; }
+    const CpuSet& node_span(int c) const { return node_[c]; }
+    const CpuSet& node_cpus(int node) const { return node_cpus_[node]; }
+
+    bool shares_llc(int a, int b) const { return cpus_[a].llc == cpus_[b].llc; }
+    bool same_core(int a, int b) const { return cpus_[a].core == cpus_[b].core; }
+    int node_distance(int node_a, int node_b) const { return node_distance_[node_a][node_b]; }
+    int cpu_distance(int a, int b) const { return node_distance_[cpus_[a].node][cpus_[b].node]; }
+    CpuDistance classify(int from, int to) const;
+
+    bool smt_present() const { return smt_present_; }       // some core has >= 2 threads
+    bool has_clusters() const { return has_clusters_; }
+    bool asym_capacity() const { return asym_capacity_; }    // >= 2 distinct capacities
+    int max_capacity() const { return max_capacity_; }
+
+    // Compact-or-explicit JSON that topology_from_json() reads back to the same machine.
+    nlohmann::json to_json() const;
+
+    // Number of vertices/edges of the hierarchy graph (for `topo show`).
+    int graph_vertices() const;
+    // Path of hierarchy levels from the root to the CPU (e.g. "pkg0/node0/llc0/core3/cpu3").
+    std::string hierarchy_path(int c) const;
+
+    Topology();
+    ~Topology();
+    Topology(const Topology&);
+    Topology& operator=(const Topology&);
+    Topology(Topology&&) noexcept;
+    Topology& operator=(Topology&&) noexcept;
+
+private:
+    struct Graph;
+    std::string name_, description_;
+    std::vector<CpuInfo> cpus_;
+    std::vector<std::vector<int>> node_distance_;
+    CpuSet all_;
+    std::vector<CpuSet> smt_, cluster_, llc_, package_, node_, node_cpus_;
+    bool smt_present_ = false, has_clusters_ = false, asym_capacity_ = false;
+    int max_capacity_ = 1024;
+    std::unique_ptr<Graph> graph_;
+};
+
+// Named presets (altra-80, xeon-2s-16c32t, e5-2650-2s, epyc-zen4-2s, bl-4-3-1, kvm-2vcpu).
+struct TopologyPresetInfo {
+    std::string name;
+    std::string description;  // the machine it approximates
+};
+std::vector<TopologyPresetInfo> topology_presets();
+bool is_topology_preset(const std::string& name);
+Topology make_topology_preset(const std::string& name);  // throws std::out_of_range if unknown
+
+class JsonNode;
+// Reads a topology description (compact form or explicit "cpus" list). Errors are InputError.
+Topology topology_from_json(const JsonNode& node);
+// Reads a copy of /sys/devices/system/cpu (topology/, cache/index*/shared_cpu_list,
+// cpu_capacity) plus, if present next to it, ../node/node*/distance. Errors are InputError.
+Topology import_sysfs(const std::string& dir);
+
+}  // namespace wakesim

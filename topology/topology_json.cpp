@@ -1,0 +1,161 @@
+// Strict reader for topology JSON: the compact form (counts per level) and the explicit form (a
+// "cpus" list, what to_json() writes for irregular machines). Key reference: docs/topology.md.
+#include <map>
+#include <stdexcept>
+
+#include "sim/json_input.h"
+#include "topology/topology.h"
+
+namespace wakesim {
+
+namespace {
+
+// Reads an n x n SLIT-like matrix with its errors pointing at the offending entry.
+std::vector<std::vector<int>> read_distance(const JsonNode& m, int nodes) {
+    if (static_cast<int>(m.size()) != nodes)
+        m.fail("expected " + std::to_string(nodes) + " rows (one per NUMA node), got " + std::to_string(m.size()));
+    std::vector<std::vector<int>> d(static_cast<size_t>(nodes));
+    for (int a = 0; a < nodes; ++a) {
+        const JsonNode row = m[static_cast<size_t>(a)];
+        if (static_cast<int>(row.size()) != nodes)
+            row.fail("expected " + std::to_string(nodes) + " distances, got " + std::to_string(row.size()));
+        for (int b = 0; b < nodes; ++b) {
+            const JsonNode e = row[static_cast<size_t>(b)];
+            if (a == b) {
+                if (e.as_int(0, kMaxNodeDistance) != kLocalNodeDistance)
+                    e.fail("expected 10 on the diagonal (a node's distance to itself)");
+                d[static_cast<size_t>(a)].push_back(kLocalNodeDistance);
+            } else {
+                // The kernel rejects a SLIT whose remote entry is <= the local distance.
+                d[static_cast<size_t>(a)].push_back(static_cast<int>(e.as_int(kLocalNodeDistance + 1, kMaxNodeDistance)));
+            }
+        }
+    }
+    for (int a = 0; a < nodes; ++a)
+        for (int b = 0; b < a; ++b)
+            if (d[static_cast<size_t>(a)][static_cast<size_t>(b)] != d[static_cast<size_t>(b)][static_cast<size_t>(a)])
+                m[static_cast<size_t>(a)][static_cast<size_t>(b)].fail(
+                    "expected a symmetric matrix: node_distance[" + std::to_string(b) + "][" + std::to_string(a) +
+                    "] is " + std::to_string(d[static_cast<size_t>(b)][static_cast<size_t>(a)]));
+    return d;
+}
+
+Topology read_compact(const JsonNode& node, std::string name, std::string description) {
+    node.check_keys({"name", "description", "packages", "nodes_per_package", "llcs_per_node", "clusters_per_llc",
+                     "cores_per_cluster", "threads_per_core", "numbering", "node_distance", "capacities",
+                     "core_types"});
+    CompactShape s;
+    s.packages = static_cast<int>(node.int_or("packages", 1, 1, kMaxCpus));
+    s.nodes_per_package = static_cast<int>(node.int_or("nodes_per_package", 1, 1, kMaxCpus));
+    s.llcs_per_node = static_cast<int>(node.int_or("llcs_per_node", 1, 1, kMaxCpus));
+    s.clusters_per_llc = static_cast<int>(node.int_or("clusters_per_llc", 1, 1, kMaxCpus));
+    s.cores_per_cluster = static_cast<int>(node.int_or("cores_per_cluster", 1, 1, kMaxCpus));
+    s.threads_per_core = static_cast<int>(node.int_or("threads_per_core", 1, 1, kMaxThreadsPerCore));
+    const int64_t total = int64_t{s.packages} * s.nodes_per_package * s.llcs_per_node * s.clusters_per_llc *
+                          s.cores_per_cluster * s.threads_per_core;
+    if (total > kMaxCpus)
+        node.fail("expected at most " + std::to_string(kMaxCpus) + " CPUs in total; packages x nodes_per_package x "
+                  "llcs_per_node x clusters_per_llc x cores_per_cluster x threads_per_core = " +
+                  std::to_string(total) + " is absurd");
+    const int n = static_cast<int>(total);
+    const int ncores = n / s.threads_per_core;
+    if (auto v = node.get("numbering"))
+        s.numbering = v->as_enum({"siblings_adjacent", "siblings_split"}) == "siblings_split"
+                          ? CpuNumbering::siblings_split
+                          : CpuNumbering::siblings_adjacent;
+    const int nodes = s.packages * s.nodes_per_package;
+    if (auto v = node.get("node_distance")) s.node_distance = read_distance(*v, nodes);
+
+    const auto caps = node.get("capacities");
+    const auto types = node.get("core_types");
+    if (caps && types) types->fail("expected either \"capacities\" or \"core_types\", not both");
+    if (caps) {
+        if (static_cast<int>(caps->size()) != n)
+            caps->fail("expected one capacity per CPU (" + std::to_string(n) + "), got " + std::to_string(caps->size()));
+        for (size_t i = 0; i < caps->size(); ++i) s.capacities.push_back(static_cast<int>((*caps)[i].as_int(1, 1024)));
+    }
+    if (types) {
+        if (types->size() == 0) types->fail("expected at least one core type");
+        std::vector<int> core_cap;
+        for (size_t i = 0; i < types->size(); ++i) {
+            const JsonNode t = (*types)[i];
+            t.check_keys({"count", "capacity", "name"});
+            const int count = static_cast<int>(t.at("count").as_int(1, kMaxCpus));
+            const int cap = static_cast<int>(t.at("capacity").as_int(1, 1024));
+            if (auto nm = t.get("name")) (void)nm->as_string();
+            for (int k = 0; k < count; ++k) core_cap.push_back(cap);
+        }
+        if (static_cast<int>(core_cap.size()) != ncores)
+            types->fail("expected counts adding up to the " + std::to_string(ncores) + " cores, got " +
+                        std::to_string(core_cap.size()));
+        // Core c (in id order) owns the CPUs that from_compact numbers for it.
+        s.capacities.assign(static_cast<size_t>(n), 1024);
+        for (int cpu = 0; cpu < n; ++cpu) {
+            const int core = s.numbering == CpuNumbering::siblings_adjacent ? cpu / s.threads_per_core : cpu % ncores;
+            s.capacities[static_cast<size_t>(cpu)] = core_cap[static_cast<size_t>(core)];
+        }
+    }
+    try {
+        return Topology::from_compact(std::move(name), std::move(description), s);
+    } catch (const std::invalid_argument& e) {
+        node.fail(std::string("expected a consistent machine: ") + e.what());
+    }
+}
+
+Topology read_explicit(const JsonNode& node, std::string name, std::string description) {
+    node.check_keys({"name", "description", "cpus", "node_distance"});
+    const JsonNode list = node.at("cpus");
+    const size_t n = list.size();
+    if (n == 0) list.fail("expected at least one CPU");
+    if (n > static_cast<size_t>(kMaxCpus))
+        list.fail("expected at most " + std::to_string(kMaxCpus) + " CPUs, got " + std::to_string(n));
+    std::vector<std::vector<int>> distance = {{kLocalNodeDistance}};
+    int nodes = 1;
+    if (auto d = node.get("node_distance")) {
+        nodes = static_cast<int>(d->size());
+        if (nodes < 1) d->fail("expected at least one row");
+        distance = read_distance(*d, nodes);
+    }
+    std::vector<CpuInfo> cpus;
+    std::vector<bool> seen(n, false);
+    bool has_clusters = false;
+    for (size_t i = 0; i < n; ++i) {
+        const JsonNode e = list[i];
+        e.check_keys({"id", "core", "cluster", "llc", "package", "node", "capacity"});
+        CpuInfo c;
+        const JsonNode id = e.at("id");
+        c.id = static_cast<int>(id.as_int(0, static_cast<int64_t>(n) - 1));
+        if (seen[static_cast<size_t>(c.id)]) id.fail("expected each CPU id once; " + std::to_string(c.id) + " repeats");
+        seen[static_cast<size_t>(c.id)] = true;
+        c.core = static_cast<int>(e.at("core").as_int(0, 1 << 20));
+        c.llc = static_cast<int>(e.at("llc").as_int(0, 1 << 20));
+        c.cluster = c.llc;
+        if (auto cl = e.get("cluster")) {
+            c.cluster = static_cast<int>(cl->as_int(0, 1 << 20));
+            has_clusters = true;
+        }
+        c.package = static_cast<int>(e.at("package").as_int(0, 1 << 20));
+        c.node = static_cast<int>(e.at("node").as_int(0, nodes - 1));
+        c.capacity = static_cast<int>(e.int_or("capacity", 1024, 1, 1024));
+        cpus.push_back(c);
+    }
+    try {
+        return Topology::from_cpus(std::move(name), std::move(description), std::move(cpus), std::move(distance),
+                                   has_clusters);
+    } catch (const std::invalid_argument& e) {
+        list.fail(std::string("expected a consistent machine: ") + e.what());
+    }
+}
+
+}  // namespace
+
+// The JSON counterpart of Topology::from_compact / from_cpus.
+Topology topology_from_json(const JsonNode& node) {
+    node.require_object();
+    std::string name = node.string_or("name", "custom");
+    std::string description = node.string_or("description", "");
+    if (node.has("cpus")) return read_explicit(node, std::move(name), std::move(description));
+    return read_compact(node, std::move(name), std::move(description));
+}
+
+}  // namespace wakesim
