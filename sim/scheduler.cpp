@@ -12,6 +12,8 @@ namespace wakesim {
 
 namespace {
 
+__extension__ typedef __int128 i128;  // weighted vruntime sums overflow 64 bits
+
 // kernel/sched/core.c sched_prio_to_weight[], nice -20..19.
 constexpr uint32_t kPrioToWeight[40] = {
     88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916,
@@ -183,10 +185,10 @@ Time Scheduler::cpu_busy_ns(int cpu) const {
 int64_t Scheduler::avg_vruntime(const Rq& rq) const {
     if (rq.queue.empty()) return 0;
     const int64_t base = rq.queue.front()->vruntime;
-    __int128 sum = 0;
+    i128 sum = 0;
     int64_t w = 0;
     for (const Task* t : rq.queue) {
-        sum += static_cast<__int128>(t->vruntime - base) * t->weight;
+        sum += static_cast<i128>(t->vruntime - base) * t->weight;
         w += t->weight;
     }
     return base + static_cast<int64_t>(sum / w);
@@ -195,27 +197,27 @@ int64_t Scheduler::avg_vruntime(const Rq& rq) const {
 bool Scheduler::entity_eligible(const Rq& rq, const Task& t) const {
     if (rq.queue.empty()) return true;
     const int64_t base = rq.queue.front()->vruntime;
-    __int128 sum = 0;
+    i128 sum = 0;
     int64_t w = 0;
     for (const Task* e : rq.queue) {
-        sum += static_cast<__int128>(e->vruntime - base) * e->weight;
+        sum += static_cast<i128>(e->vruntime - base) * e->weight;
         w += e->weight;
     }
     // vruntime <= V  <=>  (v - base) * W <= sum(w_i (v_i - base))
-    return static_cast<__int128>(t.vruntime - base) * w <= sum;
+    return static_cast<i128>(t.vruntime - base) * w <= sum;
 }
 
 Task* Scheduler::pick_eevdf(Rq& rq, bool protect) {
     if (rq.queue.empty()) return nullptr;
     if (rq.queue.size() == 1) return rq.queue.front();
     const int64_t base = rq.queue.front()->vruntime;
-    __int128 sum = 0;
+    i128 sum = 0;
     int64_t w = 0;
     for (const Task* e : rq.queue) {
-        sum += static_cast<__int128>(e->vruntime - base) * e->weight;
+        sum += static_cast<i128>(e->vruntime - base) * e->weight;
         w += e->weight;
     }
-    auto eligible = [&](const Task* e) { return static_cast<__int128>(e->vruntime - base) * w <= sum; };
+    auto eligible = [&](const Task* e) { return static_cast<i128>(e->vruntime - base) * w <= sum; };
     Task* curr = rq.curr;
     if (curr && !(curr->on_rq && curr->state != TaskState::sleeping && eligible(curr))) curr = nullptr;
     if (curr && protect && curr->vruntime < curr->vprot) return curr;
@@ -236,7 +238,7 @@ void Scheduler::place_entity(Rq& rq, Task& t, bool initial) {
     if (cfg_.features.on(Feat::PLACE_LAG) && !rq.queue.empty()) {
         int64_t W = 0;
         for (const Task* e : rq.queue) W += e->weight;
-        lag = static_cast<int64_t>(static_cast<__int128>(t.vlag) * (W + t.weight) / W);
+        lag = static_cast<int64_t>(static_cast<i128>(t.vlag) * (W + t.weight) / W);
     }
     if (rq.queue.empty()) {
         // An empty runqueue has no V; keep the task's own clock so its lag stays meaningful.
@@ -342,15 +344,16 @@ void Scheduler::arm_timer(int task, Time at, uint32_t cookie) {
 bool Scheduler::try_to_wake_up(Task& p, uint32_t flags, Task* waker, int this_cpu) {
     flags |= WF_TTWU;
     const Time now = engine_.now();
+    if (p.block_pending && (p.state == TaskState::running || p.state == TaskState::runnable)) {
+        // Set to sleep but not yet through schedule() (still running, or preempted on the way):
+        // ttwu_runnable() just marks it running again.
+        p.block_pending = false;
+        ++m_.c.wakeups;
+        ++m_.c.wakeups_runnable;
+        return true;
+    }
     switch (p.state) {
         case TaskState::running:
-            // Set to sleep but still running its way into schedule(): just mark it running.
-            if (p.block_pending) {
-                p.block_pending = false;
-                ++m_.c.wakeups;
-                ++m_.c.wakeups_runnable;
-                return true;
-            }
             return false;
         case TaskState::runnable:
         case TaskState::waking:
@@ -970,7 +973,7 @@ void Scheduler::resched(int cpu) {
             break;
         case Mode::running:
             rq.need_resched = true;
-            if (driving_cpu_ == cpu || prof_.preempt_lazy) break;  // handled after the driver / at the tick
+            if (driving_cpu_ == cpu || irq_cpu_ == cpu || prof_.preempt_lazy) break;  // handled after the driver or IRQ / at the tick
             preempt_now(cpu);
             break;
     }
@@ -1229,10 +1232,13 @@ void Scheduler::on_event(const Event& e) {
             Rq& rq = rqs_[static_cast<size_t>(cpu)];
             rq.ipi_in_flight = false;
             if (rq.mode == Mode::running && rq.seg != SegKind::none) {
-                // The interrupt steals time from the running task.
+                // The interrupt steals time from the running task; a preemption it causes takes
+                // effect on the way out of the handler.
                 stop_segment(cpu);
                 rq.curr->overhead_left += prof_.ipi_handler_ns;
+                irq_cpu_ = cpu;
                 process_wake_list(cpu);
+                irq_cpu_ = -1;
                 if (rq.need_resched && !prof_.preempt_lazy) {
                     preempt_now(cpu);
                     return;

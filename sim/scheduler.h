@@ -248,6 +248,7 @@ private:
     int64_t ttwu_cost_ = 0;  // kernel time of the try_to_wake_up in progress, charged to the waker
     Task* driving_ = nullptr;  // the task whose next_action is running
     int driving_cpu_ = -1;
+    int irq_cpu_ = -1;  // CPU whose IPI handler is running
 };
 
 }  // namespace wakesim

@@ -189,7 +189,8 @@ TEST_CASE("A copied topology keeps a working hierarchy after the original is gon
     CHECK(moved.nr_cpus() == 2);
 }
 
-TEST_CASE("Compact JSON with siblings_adjacent numbering puts a core's threads next to each other", "[topology][json]") {
+TEST_CASE("Compact JSON with siblings_adjacent numbering puts a core's threads next to each other",
+          "[topology][json]") {
     const Topology t = from_text(R"({"name": "box", "description": "test box", "packages": 2, "llcs_per_node": 2,
         "cores_per_cluster": 4, "threads_per_core": 2, "numbering": "siblings_adjacent"})");
     CHECK(t.name() == "box");

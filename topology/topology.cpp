@@ -139,10 +139,10 @@ Topology Topology::from_cpus(std::string name, std::string description, std::vec
             if (a != b && (d <= kLocalNodeDistance || d > kMaxNodeDistance))
                 throw std::invalid_argument(where + " must be in 11..255 (farther than the local 10), got " +
                                             std::to_string(d));
-            if (a != b && d != node_distance[static_cast<size_t>(b)][static_cast<size_t>(a)])
+            const int back = node_distance[static_cast<size_t>(b)][static_cast<size_t>(a)];
+            if (a != b && d != back)
                 throw std::invalid_argument(where + " = " + std::to_string(d) + " but [" + std::to_string(b) + "][" +
-                                            std::to_string(a) + "] = " +
-                                            std::to_string(node_distance[static_cast<size_t>(b)][static_cast<size_t>(a)]) +
+                                            std::to_string(a) + "] = " + std::to_string(back) +
                                             "; distances must be symmetric");
         }
     }
@@ -319,8 +319,8 @@ CpuDistance Topology::classify(int from, int to) const {
     const CpuInfo& a = cpus_[static_cast<size_t>(from)];
     const CpuInfo& b = cpus_[static_cast<size_t>(to)];
     if (a.core == b.core) return CpuDistance::smt;
-    if (a.cluster == b.cluster && has_clusters_ && cluster_[static_cast<size_t>(from)] != llc_[static_cast<size_t>(from)])
-        return CpuDistance::cluster;
+    const auto f = static_cast<size_t>(from);
+    if (a.cluster == b.cluster && has_clusters_ && cluster_[f] != llc_[f]) return CpuDistance::cluster;
     if (a.llc == b.llc) return CpuDistance::llc;
     if (a.node == b.node) return CpuDistance::cross_llc;
     return CpuDistance::cross_numa;

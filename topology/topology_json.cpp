@@ -27,7 +27,8 @@ std::vector<std::vector<int>> read_distance(const JsonNode& m, int nodes) {
                 d[static_cast<size_t>(a)].push_back(kLocalNodeDistance);
             } else {
                 // The kernel rejects a SLIT whose remote entry is <= the local distance.
-                d[static_cast<size_t>(a)].push_back(static_cast<int>(e.as_int(kLocalNodeDistance + 1, kMaxNodeDistance)));
+                const int64_t v = e.as_int(kLocalNodeDistance + 1, kMaxNodeDistance);
+                d[static_cast<size_t>(a)].push_back(static_cast<int>(v));
             }
         }
     }
@@ -71,7 +72,8 @@ Topology read_compact(const JsonNode& node, std::string name, std::string descri
     if (caps && types) types->fail("expected either \"capacities\" or \"core_types\", not both");
     if (caps) {
         if (static_cast<int>(caps->size()) != n)
-            caps->fail("expected one capacity per CPU (" + std::to_string(n) + "), got " + std::to_string(caps->size()));
+            caps->fail("expected one capacity per CPU (" + std::to_string(n) + "), got " +
+                       std::to_string(caps->size()));
         for (size_t i = 0; i < caps->size(); ++i) s.capacities.push_back(static_cast<int>((*caps)[i].as_int(1, 1024)));
     }
     if (types) {
