@@ -33,6 +33,7 @@ const std::vector<Field>& fields() {
         {{"newidle_balance_ns", "ns", "one newidle balance pass of one domain level"}, &P::newidle_balance_ns, nullptr},
         {{"tick_hz", "Hz", "CONFIG_HZ"}, &P::tick_hz, nullptr},
         {{"preempt_lazy", "bool", "wakeup preemption waits for the next tick (preempt=lazy)"}, nullptr, &P::preempt_lazy},
+        {{"cost_jitter_pct", "%", "each kernel-path cost varies uniformly by +- this percent (seeded: caches, interrupts)"}, &P::cost_jitter_pct, nullptr},
     };
     return f;
 }
@@ -92,13 +93,13 @@ MachineProfile kvm() {
     p.source = "measured on the dev VM (docs/validation.md): pipe pinned 13.5 us/op, unpinned 24.3 us/op";
     p.syscall_ns = 300;
     p.pipe_copy_ns = 900;
-    p.ctx_switch_ns = 3600;
+    p.ctx_switch_ns = 3800;
     p.idle_switch_ns = 2400;
     p.wake_local_ns = 1100;
     p.wake_remote_ns = 1900;
     p.select_base_ns = 60;
     p.select_probe_ns = 6;
-    p.ipi_latency_ns = 2900;  // guest IPI: exit + inject + entry
+    p.ipi_latency_ns = 3350;  // guest IPI: exit + inject + entry
     p.ipi_handler_ns = 1500;
     p.idle_exit_ns = 2300;    // halted vCPU rescheduled by the host
     p.tick_hz = 1000;
@@ -167,6 +168,8 @@ void MachineProfile::apply_overrides(const JsonNode& node) {
             this->*(f.b) = v->as_bool();
         else if (std::string(f.info.unit) == "Hz")
             this->*(f.i) = v->as_int(10, 10000);
+        else if (std::string(f.info.unit) == "%")
+            this->*(f.i) = v->as_int(0, 50);
         else
             this->*(f.i) = v->as_duration_ns(0, 100000000);
     }

@@ -31,6 +31,7 @@ struct MachineProfile {
     int64_t newidle_balance_ns = 2000;  // cost of one newidle balance pass per domain level
     int64_t tick_hz = 250;            // CONFIG_HZ
     bool preempt_lazy = false;        // wakeup preemption waits for the next tick (preempt=lazy)
+    int64_t cost_jitter_pct = 3;      // each kernel-path cost varies uniformly by +-this percent (seeded)
 
     struct ParamInfo {
         const char* name;

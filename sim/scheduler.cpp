@@ -44,7 +44,8 @@ Scheduler::Scheduler(Engine& engine, const Topology& topo, const SchedDomains& s
       policy_(policy),
       cfg_(std::move(cfg)),
       m_(metrics),
-      rng_balance_(seed, "balance") {
+      rng_balance_(seed, "balance"),
+      rng_costs_(seed, "costs") {
     const int n = topo_.nr_cpus();
     rqs_.resize(static_cast<size_t>(n));
     llc_.resize(static_cast<size_t>(n));
@@ -70,6 +71,14 @@ Scheduler::Scheduler(Engine& engine, const Topology& topo, const SchedDomains& s
 }
 
 Scheduler::~Scheduler() = default;
+
+// Kernel-path costs vary a little from one occurrence to the next (cache misses, interrupts);
+// the variation is seeded, so a seed reproduces a run exactly.
+int64_t Scheduler::jitter(int64_t ns) {
+    if (prof_.cost_jitter_pct <= 0 || ns <= 0) return ns;
+    const double f = 1.0 + (rng_costs_.uniform01() * 2.0 - 1.0) * static_cast<double>(prof_.cost_jitter_pct) / 100.0;
+    return static_cast<int64_t>(static_cast<double>(ns) * f);
+}
 
 int Scheduler::add_task(const TaskSpec& spec) {
     Task& t = tasks_.emplace_back();
@@ -396,7 +405,7 @@ bool Scheduler::try_to_wake_up(Task& p, uint32_t flags, Task* waker, int this_cp
     }
     ttwu_queue(p, cpu, flags, waker, this_cpu);
     // The waker pays for the whole try_to_wake_up before it continues.
-    if (waker) waker->overhead_left += ttwu_cost_;
+    if (waker) waker->overhead_left += jitter(ttwu_cost_);
     return true;
 }
 
@@ -587,26 +596,26 @@ int Scheduler::select_idle_sibling(Task& p, const Task* waker, int this_cpu, int
     };
     // 1. The target itself.
     if (usable(target) && fits(target)) {
-        say("target cpu" + std::to_string(target) + " is idle -> target");
+        if (ex) say("target cpu" + std::to_string(target) + " is idle -> target");
         outcome(SelectOutcome::sis_target);
         return target;
     }
-    say("target cpu" + std::to_string(target) + " busy (nr_running=" + std::to_string(nr_running(target)) + ")");
+    if (ex) say("target cpu" + std::to_string(target) + " busy (nr_running=" + std::to_string(nr_running(target)) + ")");
     // 2. prev, when idle and cache-affine.
     int prev_aff = -1;
     if (prev != target && topo_.shares_llc(prev, target) && usable(prev) && fits(prev)) {
         if (!sd_.cluster_active() || topo_.cpu(prev).cluster == topo_.cpu(target).cluster) {
-            say("prev cpu" + std::to_string(prev) + " is idle and shares the LLC -> prev");
+            if (ex) say("prev cpu" + std::to_string(prev) + " is idle and shares the LLC -> prev");
             outcome(SelectOutcome::sis_prev);
             return prev;
         }
         prev_aff = prev;
     } else {
-        say("prev cpu" + std::to_string(prev) + (prev == target ? " is the target" : usable(prev) ? " idle but not cache-affine" : " busy"));
+        if (ex) say("prev cpu" + std::to_string(prev) + (prev == target ? " is the target" : usable(prev) ? " idle but not cache-affine" : " busy"));
     }
     // 3. A per-CPU kthread waker (I/O completion) stacks the wakee on its CPU.
     if (waker && waker->per_cpu_kthread && prev == this_cpu && nr_running(this_cpu) <= 1 && fits(prev)) {
-        say("waker is a per-CPU kthread alone on prev -> prev");
+        if (ex) say("waker is a per-CPU kthread alone on prev -> prev");
         outcome(SelectOutcome::sis_kthread);
         return prev;
     }
@@ -616,7 +625,7 @@ int Scheduler::select_idle_sibling(Task& p, const Task* waker, int this_cpu, int
     if (recent >= 0 && recent != prev && recent != target && topo_.shares_llc(recent, target) && usable(recent) &&
         p.allowed.test(recent) && fits(recent)) {
         if (!sd_.cluster_active() || topo_.cpu(recent).cluster == topo_.cpu(target).cluster) {
-            say("recent_used_cpu cpu" + std::to_string(recent) + " is idle -> recent");
+            if (ex) say("recent_used_cpu cpu" + std::to_string(recent) + " is idle -> recent");
             outcome(SelectOutcome::sis_recent);
             return recent;
         }
@@ -626,13 +635,13 @@ int Scheduler::select_idle_sibling(Task& p, const Task* waker, int this_cpu, int
     // 5. Asymmetric capacity: search the asym domain for an idle CPU that fits.
     if (asym && sd_.of(target).sd_asym_cpucapacity >= 0) {
         int c = select_idle_capacity(p, target);
-        say("select_idle_capacity -> " + cpu_str(c >= 0 ? c : target));
+        if (ex) say("select_idle_capacity -> " + cpu_str(c >= 0 ? c : target));
         outcome(SelectOutcome::sis_capacity);
         return c >= 0 ? c : target;
     }
     // 6. No LLC domain: nothing to search.
     if (sd_.of(target).sd_llc < 0) {
-        say("no LLC domain -> target");
+        if (ex) say("no LLC domain -> target");
         outcome(SelectOutcome::sis_fallback);
         return target;
     }
@@ -644,7 +653,7 @@ int Scheduler::select_idle_sibling(Task& p, const Task* waker, int this_cpu, int
             const CpuSet sib = topo_.smt_siblings(prev) & p.allowed & topo_.llc_span(target);
             for (int s = sib.first(); s >= 0; s = sib.next(s + 1)) {
                 if (s != prev && usable(s)) {
-                    say("no idle core; prev's SMT sibling cpu" + std::to_string(s) + " idle -> sibling");
+                    if (ex) say("no idle core; prev's SMT sibling cpu" + std::to_string(s) + " idle -> sibling");
                     outcome(SelectOutcome::sis_smt);
                     return s;
                 }
@@ -657,23 +666,23 @@ int Scheduler::select_idle_sibling(Task& p, const Task* waker, int this_cpu, int
     m_.c.sis_probes += static_cast<uint64_t>(probes);
     ttwu_cost_ += probes * prof_.select_probe_ns;
     if (c >= 0) {
-        say(std::string("select_idle_cpu (") + (has_idle_core ? "idle-core scan" : "idle-cpu scan, nr_idle_scan=" + std::to_string(nr_idle_scan(target))) +
+        if (ex) say(std::string("select_idle_cpu (") + (has_idle_core ? "idle-core scan" : "idle-cpu scan, nr_idle_scan=" + std::to_string(nr_idle_scan(target))) +
             ", " + std::to_string(probes) + " probed) -> cpu" + std::to_string(c));
         outcome(SelectOutcome::sis_scan);
         return c;
     }
-    say("select_idle_cpu found nothing (" + std::to_string(probes) + " probed, nr_idle_scan=" + std::to_string(nr_idle_scan(target)) + ")");
+    if (ex) say("select_idle_cpu found nothing (" + std::to_string(probes) + " probed, nr_idle_scan=" + std::to_string(nr_idle_scan(target)) + ")");
     // 9. Fallbacks.
     outcome(SelectOutcome::sis_fallback);
     if (prev_aff >= 0) {
-        say("fallback: prev (other cluster) -> cpu" + std::to_string(prev_aff));
+        if (ex) say("fallback: prev (other cluster) -> cpu" + std::to_string(prev_aff));
         return prev_aff;
     }
     if (recent >= 0) {
-        say("fallback: recent_used_cpu -> cpu" + std::to_string(recent));
+        if (ex) say("fallback: recent_used_cpu -> cpu" + std::to_string(recent));
         return recent;
     }
-    say("fallback: target -> cpu" + std::to_string(target));
+    if (ex) say("fallback: target -> cpu" + std::to_string(target));
     return target;
 }
 
@@ -910,7 +919,7 @@ void Scheduler::ttwu_queue(Task& p, int cpu, uint32_t flags, Task* waker, int th
             rq.ipi_in_flight = true;
             // The IPI leaves at the end of the waker's try_to_wake_up (selection + queueing).
             ttwu_cost_ += prof_.wake_remote_ns;
-            engine_.schedule(engine_.now() + (waker ? ttwu_cost_ : 0) + delay, target_, kIpi, cpu);
+            engine_.schedule(engine_.now() + jitter((waker ? ttwu_cost_ : 0) + delay), target_, kIpi, cpu);
         } else {
             ttwu_cost_ += prof_.wake_remote_ns;
         }
@@ -1060,7 +1069,7 @@ void Scheduler::schedule(int cpu) {
     rq.mode = Mode::switching;
     rq.seg = SegKind::none;
     update_idle_state(cpu);
-    const Time cost = prev ? prof_.ctx_switch_ns : prof_.idle_switch_ns;
+    const Time cost = jitter(prev ? prof_.ctx_switch_ns : prof_.idle_switch_ns);
     engine_.schedule(engine_.now() + cost, target_, kSwitchEnd, cpu, ++rq.gen);
 }
 

@@ -233,6 +233,8 @@ private:
     SchedConfig cfg_;
     Metrics& m_;
     RngStream rng_balance_;
+    RngStream rng_costs_;
+    int64_t jitter(int64_t ns);
     TaskDriver* driver_ = nullptr;
     TraceSink* trace_ = nullptr;
     WakeExplain* explain_ = nullptr;

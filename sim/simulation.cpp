@@ -114,7 +114,7 @@ RunResult run_simulation(const RunSpec& spec) {
             engine.stop();
         });
     if (spec.warmup_ops == 0 && spec.warmup_time == 0) begin_window();
-    driver.setup(sched, 0, spec.workload.parent_cpu);
+    driver.setup(sched, 0, spec.workload.parent_cpu, spec.seed);
 
     const Time limit = spec.max_time > 0 ? spec.max_time : kTimeNever;
     if (!warm && spec.warmup_time > 0) {

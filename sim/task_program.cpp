@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "sim/rng.h"
+
 namespace wakesim {
 
 ProgramDriver::ProgramDriver(std::vector<ProgramTask> tasks, std::vector<Channel> channels,
@@ -23,7 +25,7 @@ ProgramDriver::ProgramDriver(std::vector<ProgramTask> tasks, std::vector<Channel
     }
 }
 
-void ProgramDriver::setup(Scheduler& s, Time at, int parent_cpu) {
+void ProgramDriver::setup(Scheduler& s, Time at, int parent_cpu, uint64_t seed) {
     s_ = &s;
     ctx_.resize(defs_.size());
     for (size_t i = 0; i < defs_.size(); ++i) {
@@ -36,7 +38,12 @@ void ProgramDriver::setup(Scheduler& s, Time at, int parent_cpu) {
         if (by_task_id_.size() <= static_cast<size_t>(c.task_id)) by_task_id_.resize(static_cast<size_t>(c.task_id) + 1, -1);
         by_task_id_[static_cast<size_t>(c.task_id)] = static_cast<int>(i);
     }
-    for (const Ctx& c : ctx_) s.start_task(c.task_id, at, parent_cpu);
+    RngStream rng(seed, "workload.fork");
+    Time t = at;
+    for (const Ctx& c : ctx_) {
+        s.start_task(c.task_id, t, parent_cpu);
+        t += 1000 + static_cast<Time>(rng.below(4000));
+    }
 }
 
 bool ProgramDriver::take_token(ChanState& c) {

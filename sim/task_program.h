@@ -39,8 +39,9 @@ class ProgramDriver final : public TaskDriver {
 public:
     ProgramDriver(std::vector<ProgramTask> tasks, std::vector<Channel> channels, std::vector<int> barrier_sizes,
                   RunControl& ctl);
-    // Creates the tasks and starts them at `at`, forked from `parent_cpu`.
-    void setup(Scheduler& s, Time at, int parent_cpu);
+    // Creates the tasks and starts them from `at`, forked from `parent_cpu` one after another
+    // (a seeded 1-5 us apart, as a launcher forks them).
+    void setup(Scheduler& s, Time at, int parent_cpu, uint64_t seed);
     Action next_action(Task& t) override;
     void on_timer(int task, uint32_t cookie) override;
     bool all_exited() const { return exited_ == static_cast<int>(ctx_.size()); }

@@ -1,0 +1,88 @@
+// Speed benchmarks (Google Benchmark). Run: ./build/bench/wakesim_bench --benchmark_filter=Pipe
+// Round trips/s and events/s are reported as counters; docs/performance.md records results.
+#include <benchmark/benchmark.h>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/engine.h"
+#include "sim/runner.h"
+#include "sim/scenario.h"
+#include "sim/simulation.h"
+
+using namespace wakesim;
+
+namespace {
+
+Scenario pipe_scenario(const std::string& machine, const std::string& policy, int64_t loops) {
+    nlohmann::json doc = {{"name", "bench-pipe"},
+                          {"machine", machine},
+                          {"workload", {{"kind", "pipe"}, {"loops", loops}}},
+                          {"policies", {policy}}};
+    return parse_scenario(doc, "bench");
+}
+
+void run_pipe(benchmark::State& state, const std::string& machine, const std::string& policy) {
+    const int64_t loops = state.range(0);
+    Scenario sc = pipe_scenario(machine, policy, loops);
+    uint64_t events = 0;
+    for (auto _ : state) {
+        RunResult r = run_simulation(make_run_spec(sc, sc.cases[0], sc.policies[0], 1));
+        events += r.events;
+        benchmark::DoNotOptimize(r.metrics);
+    }
+    state.SetItemsProcessed(state.iterations() * loops);
+    state.counters["round_trips_per_s"] = benchmark::Counter(static_cast<double>(state.iterations() * loops), benchmark::Counter::kIsRate);
+    state.counters["events_per_s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+}
+
+void BM_PipeAltraPlain(benchmark::State& s) { run_pipe(s, "altra-80", "plain"); }
+void BM_PipeAltraReciprocal(benchmark::State& s) { run_pipe(s, "altra-80", "reciprocal_sync"); }
+void BM_PipeEpycPlain(benchmark::State& s) { run_pipe(s, "epyc-zen4-2s", "plain"); }
+
+void BM_MessagingEpyc(benchmark::State& state) {
+    nlohmann::json doc = {{"name", "bench-msg"},
+                          {"machine", "epyc-zen4-2s"},
+                          {"workload", {{"kind", "messaging"}, {"groups", state.range(0)}, {"loops", 20}}},
+                          {"policies", {"plain"}}};
+    Scenario sc = parse_scenario(doc, "bench");
+    uint64_t events = 0;
+    for (auto _ : state) {
+        RunResult r = run_simulation(make_run_spec(sc, sc.cases[0], sc.policies[0], 1));
+        events += r.events;
+    }
+    state.counters["events_per_s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+}
+
+// The engine alone: Jones's hold model (pop the minimum, push now + increment).
+class Sink final : public EventTarget {
+public:
+    explicit Sink(Engine& e) : e_(e) {}
+    void on_event(const Event& ev) override { e_.schedule(e_.now() + 1 + (ev.seq * 2654435761u) % 1000, t_, 0); }
+    uint16_t t_ = 0;
+
+private:
+    Engine& e_;
+};
+
+void BM_EngineHold(benchmark::State& state) {
+    Engine e;
+    Sink s(e);
+    s.t_ = e.add_target(&s);
+    for (int64_t i = 0; i < state.range(0); ++i) e.schedule(i, s.t_, 0);
+    Time horizon = 0;
+    for (auto _ : state) {
+        horizon += 10000;
+        e.run_until(horizon);
+    }
+    state.counters["events_per_s"] = benchmark::Counter(static_cast<double>(e.events_processed()), benchmark::Counter::kIsRate);
+}
+
+}  // namespace
+
+BENCHMARK(BM_PipeAltraPlain)->Arg(1000000)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_PipeAltraReciprocal)->Arg(1000000)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_PipeEpycPlain)->Arg(200000)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_MessagingEpyc)->Arg(10)->Arg(50)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_EngineHold)->Arg(16)->Arg(1024)->Arg(65536);
+
+BENCHMARK_MAIN();
