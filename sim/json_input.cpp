@@ -609,6 +609,13 @@ struct DuplicateKeyCheck {
         return p;
     }
 
+    // The value being parsed now (after its key or, in an array, its index).
+    std::string current_pointer() const {
+        if (stack.empty()) return "";
+        const Frame& f = stack.back();
+        return pointer_to_parent() + "/" + (f.is_array ? std::to_string(f.count) : pointer_segment(f.key));
+    }
+
     void element_starts() {
         if (!stack.empty() && stack.back().is_array) ++stack.back().count;
     }
@@ -658,10 +665,16 @@ nlohmann::json load_json_file(const std::string& path) {
     if (std::all_of(text.begin(), text.end(), [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }))
         throw InputError(path, "", "file is empty; expected a JSON document");
 
+    DuplicateKeyCheck check{path, {}};
     try {
-        DuplicateKeyCheck check{path, {}};
         return nlohmann::json::parse(
             text, [&check](int d, nlohmann::json::parse_event_t e, nlohmann::json& j) { return check(d, e, j); });
+    } catch (const nlohmann::json::out_of_range& e) {
+        // 406: a number such as 1e400 that no double holds.
+        std::string what = e.what();
+        if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
+        throw InputError(path, check.current_pointer(),
+                         "expected a number within the range of a double; " + one_line(what, 120));
     } catch (const nlohmann::json::parse_error& e) {
         // e.byte is the 1-based index of the offending byte.
         const size_t at = std::min(e.byte > 0 ? e.byte - 1 : 0, text.size());

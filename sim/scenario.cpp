@@ -140,8 +140,13 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
         if (auto seeds = run->get("seeds")) {
             if (seeds->is_array()) {
                 if (seeds->size() == 0) seeds->fail("expected at least one seed");
-                for (size_t i = 0; i < seeds->size(); ++i)
-                    sc.seeds.push_back(static_cast<uint64_t>((*seeds)[i].as_int(0, INT64_MAX)));
+                std::set<uint64_t> seen;
+                for (size_t i = 0; i < seeds->size(); ++i) {
+                    const auto seed = static_cast<uint64_t>((*seeds)[i].as_int(0, INT64_MAX));
+                    if (!seen.insert(seed).second)
+                        (*seeds)[i].fail("expected distinct seeds, " + std::to_string(seed) + " appears twice");
+                    sc.seeds.push_back(seed);
+                }
             } else {
                 const int64_t n = seeds->as_int(1, 10000);
                 for (int64_t i = 1; i <= n; ++i) sc.seeds.push_back(static_cast<uint64_t>(i));

@@ -266,6 +266,7 @@ void Scheduler::enqueue(int cpu, Task& t, bool initial) {
     t.on_rq = true;
     ++rq.nr_running;
     if (t.policy == SchedPolicy::idle) ++rq.nr_sched_idle;
+    update_overload(cpu);
 }
 
 void Scheduler::dequeue(int cpu, Task& t) {
@@ -287,6 +288,7 @@ void Scheduler::dequeue(int cpu, Task& t) {
     if (it != rq.queue.end()) rq.queue.erase(it);
     t.on_rq = false;
     --rq.nr_running;
+    update_overload(cpu);
 }
 
 void Scheduler::update_curr(int cpu) {
@@ -955,7 +957,17 @@ void Scheduler::ttwu_do_activate(int cpu, Task& p, uint32_t flags) {
 // ---------------------------------------------------------------------------------------------
 // CPU execution: segments of work, context switches, idle.
 
+void Scheduler::update_overload(int cpu) {
+    Rq& rq = rqs_[static_cast<size_t>(cpu)];
+    const bool over = rq.nr_running - rq.nr_delayed >= 2;
+    if (over != rq.overloaded) {
+        rq.overloaded = over;
+        nr_overloaded_ += over ? 1 : -1;
+    }
+}
+
 void Scheduler::update_idle_state(int cpu) {
+    update_overload(cpu);
     const Rq& rq = rqs_[static_cast<size_t>(cpu)];
     idle_mask_.assign(cpu, rq.curr == nullptr && rq.nr_running == 0 && !rq.ttwu_pending);
     sched_idle_mask_.assign(cpu, rq.nr_running > 0 && rq.nr_sched_idle == rq.nr_running);
@@ -1149,6 +1161,7 @@ void Scheduler::block_curr(int cpu) {
         t->sched_delayed = true;
         ++rq.nr_delayed;
         if (t->policy == SchedPolicy::idle) --rq.nr_sched_idle;
+        update_overload(cpu);
     } else {
         dequeue(cpu, *t);
     }
@@ -1474,13 +1487,7 @@ bool Scheduler::newidle_balance(int cpu) {
     if (rq.ttwu_pending) return false;
     const auto& levels = sd_.of(cpu).levels;
     if (levels.empty()) return false;
-    bool overloaded = false;
-    for (const Rq& r : rqs_) {
-        if (r.nr_running - r.nr_delayed >= 2) {
-            overloaded = true;
-            break;
-        }
-    }
+    const bool overloaded = nr_overloaded_ > 0;
     if (!overloaded || rq.avg_idle < rq.dom[0].max_newidle_lb_cost) return false;
     int64_t cost = 0;
     bool pulled = false;

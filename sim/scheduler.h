@@ -146,6 +146,7 @@ private:
         int nr_sched_idle = 0;  // runnable (non-delayed) SCHED_IDLE tasks
         bool ttwu_pending = false;
         bool ipi_in_flight = false;
+        bool overloaded = false;  // two or more runnable tasks (feeds rd->overloaded)
         std::vector<Task*> wake_list;
         Mode mode = Mode::idle;
         uint32_t gen = 0;
@@ -204,6 +205,7 @@ private:
     void on_tick(int cpu);
     void process_wake_list(int cpu);
     void update_idle_state(int cpu);
+    void update_overload(int cpu);
     void update_idle_core(int cpu);
     double speed(int cpu) const;
 
@@ -247,7 +249,8 @@ private:
     int64_t slice_ns_ = 0;
     Time tick_ns_ = 4 * kNsPerMs;
     uint64_t select_calls_ = 0;
-    int64_t ttwu_cost_ = 0;  // kernel time of the try_to_wake_up in progress, charged to the waker
+    int64_t ttwu_cost_ = 0;
+    int nr_overloaded_ = 0;  // runqueues with >= 2 runnable tasks: rd->overloaded when > 0  // kernel time of the try_to_wake_up in progress, charged to the waker
     Task* driving_ = nullptr;  // the task whose next_action is running
     int driving_cpu_ = -1;
     int irq_cpu_ = -1;  // CPU whose IPI handler is running

@@ -257,16 +257,21 @@ WorkloadBuild build_program(const JsonNode& w, const Topology& topo) {
         prog.require_array();
         // Steps: {"run": "5us"} {"sleep": "1ms"} {"post": ch} {"wait": ch, "pre": d, "post_cost": d}
         // {"resume": task} {"suspend": true} {"barrier": b} {"op": bytes} {"loop": n, "do": [...]}
-        std::function<void(const JsonNode&)> steps = [&](const JsonNode& arr) {
+        // Returns whether the steps include one that takes simulated time or blocks: a loop
+        // without one would spin forever at one instant.
+        std::function<bool(const JsonNode&)> steps = [&](const JsonNode& arr) {
             arr.require_array();
+            bool waits = false;
             for (size_t k = 0; k < arr.size(); ++k) {
                 JsonNode st = arr[k];
                 st.require_object();
                 if (st.has("run")) {
                     st.check_keys({"run"});
+                    waits = true;
                     code.push_back(Op{Op::run, st.at("run").as_duration_ns(1, kMaxTime), 0, 0, 0, 0});
                 } else if (st.has("sleep")) {
                     st.check_keys({"sleep"});
+                    waits = true;
                     code.push_back(Op{Op::sleep, st.at("sleep").as_duration_ns(1, kMaxTime), 0, 0, 0, 0});
                 } else if (st.has("post")) {
                     st.check_keys({"post"});
@@ -280,6 +285,7 @@ WorkloadBuild build_program(const JsonNode& w, const Topology& topo) {
                     code.push_back(Op{Op::post, 0, 0, chan_ix[cn], 0, 0});
                 } else if (st.has("wait")) {
                     st.check_keys({"wait", "pre", "after"});
+                    waits = true;
                     JsonNode c = st.at("wait");
                     const std::string cn = c.as_string();
                     if (!chan_ix.count(cn)) {
@@ -297,9 +303,11 @@ WorkloadBuild build_program(const JsonNode& w, const Topology& topo) {
                     code.push_back(Op{Op::resume, 0, 0, task_ix[tn], 0, 0});
                 } else if (st.has("suspend")) {
                     st.check_keys({"suspend"});
+                    waits = true;
                     code.push_back(Op{Op::suspend, 0, 0, 0, 0, 0});
                 } else if (st.has("barrier")) {
                     st.check_keys({"barrier"});
+                    waits = true;
                     JsonNode c = st.at("barrier");
                     std::vector<std::string> known;
                     for (auto& kv : barrier_ix) known.push_back(kv.first);
@@ -313,12 +321,16 @@ WorkloadBuild build_program(const JsonNode& w, const Topology& topo) {
                     const int64_t n = st.at("loop").as_int(0, kMaxLoops);
                     const size_t begin = code.size();
                     code.push_back(Op{Op::loop_begin, 0, 0, static_cast<int32_t>(n), 0, 0});
-                    steps(st.at("do"));
+                    if (!steps(st.at("do")))
+                        st.at("do").fail("expected a loop body with a step that takes time or blocks (run, sleep, wait, "
+                                         "suspend or barrier); this loop would spin without simulated time passing");
+                    waits = true;
                     code.push_back(Op{Op::loop_end, 0, 0, 0, static_cast<int32_t>(begin), 0});
                 } else {
                     st.fail("expected a step with one of: run, sleep, post, wait, resume, suspend, barrier, op, loop");
                 }
             }
+            return waits;
         };
         steps(prog);
         for (int64_t k = 0; k < names[i].second; ++k) {
