@@ -102,7 +102,7 @@ MachineProfile kvm() {
     p.ipi_latency_ns = 3350;  // guest IPI: exit + inject + entry
     p.ipi_handler_ns = 1500;
     p.idle_exit_ns = 2300;    // halted vCPU rescheduled by the host
-    p.tick_hz = 1000;
+    p.tick_hz = 250;          // CONFIG_HZ of the dev VM's kernel
     return p;
 }
 

@@ -26,6 +26,11 @@ public:
         warmup_ops_ = ops;
         on_warmup_ = std::move(f);
     }
+    // The workload's foreground tasks have all exited.
+    void finish() {
+        if (on_finish_) on_finish_();
+    }
+    void set_finish(std::function<void()> f) { on_finish_ = std::move(f); }
     void set_stop(uint64_t ops, std::function<void()> f) {
         stop_ops_ = ops;
         on_stop_ = std::move(f);
@@ -36,7 +41,7 @@ private:
     Time last_op_time_ = 0;
     uint64_t ops_ = 0, bytes_ = 0;
     uint64_t warmup_ops_ = 0, stop_ops_ = 0;
-    std::function<void()> on_warmup_, on_stop_;
+    std::function<void()> on_warmup_, on_stop_, on_finish_;
 };
 
 }  // namespace wakesim

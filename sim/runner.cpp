@@ -22,7 +22,7 @@ RunSpec make_run_spec(const Scenario& sc, const CaseSpec& c, const Policy& p, ui
     r.seed = seed;
     r.warmup_ops = c.warmup_ops;
     r.warmup_time = c.warmup_time;
-    r.stop_ops = c.ops ? c.warmup_ops + c.ops : 0;
+    r.stop_ops = c.ops ? (c.warmup_time ? c.ops : c.warmup_ops + c.ops) : 0;
     r.max_time = c.max_time;
     return r;
 }

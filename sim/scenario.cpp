@@ -171,8 +171,8 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
             nlohmann::json merged = base;
             if (auto set = cn.get("set")) {
                 set->require_object();
-                for (const char* k : {"policies", "run", "name", "description", "expected"})
-                    if (set->has(k) && (std::string(k) != "run"))
+                for (const char* k : {"policies", "cases", "name", "description", "expected"})
+                    if (set->has(k))
                         set->at(k).fail("expected a case to override only machine, features, sched, workload or run");
                 if (set->has("run") && set->at("run").has("seeds"))
                     set->at("run").at("seeds").fail("expected seeds to be set for the whole scenario, not per case");

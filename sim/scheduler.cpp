@@ -361,6 +361,11 @@ bool Scheduler::try_to_wake_up(Task& p, uint32_t flags, Task* waker, int this_cp
         p.block_pending = false;
         ++m_.c.wakeups;
         ++m_.c.wakeups_runnable;
+        // ttwu_stat() counts every successful wakeup as local or remote (task_cpu vs this_cpu).
+        if (p.cpu == this_cpu)
+            ++m_.c.wakeups_local;
+        else
+            ++m_.c.wakeups_remote;
         return true;
     }
     switch (p.state) {

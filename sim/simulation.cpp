@@ -108,11 +108,16 @@ RunResult run_simulation(const RunSpec& spec) {
     bool stopped_by_ops = false;
     ctl.set_clock(&engine);
     ctl.set_warmup(spec.warmup_ops, [&] { begin_window(); });
-    if (spec.stop_ops)
+    if (spec.stop_ops && spec.warmup_time == 0)
         ctl.set_stop(spec.stop_ops, [&] {
             stopped_by_ops = true;
             engine.stop();
         });
+    bool finished_all = false;
+    ctl.set_finish([&] {
+        finished_all = true;
+        engine.stop();
+    });
     if (spec.warmup_ops == 0 && spec.warmup_time == 0) begin_window();
     driver.setup(sched, 0, spec.workload.parent_cpu, spec.seed);
 
@@ -120,10 +125,16 @@ RunResult run_simulation(const RunSpec& spec) {
     if (!warm && spec.warmup_time > 0) {
         engine.run_until(std::min(spec.warmup_time, limit));
         begin_window();
+        // With a time warm-up, "ops" counts from the end of warm-up.
+        if (spec.stop_ops)
+            ctl.set_stop(ctl.ops() + spec.stop_ops, [&] {
+                stopped_by_ops = true;
+                engine.stop();
+            });
     }
     engine.run_until(limit);
     // The window ends at the last finished op when the workload ran to completion, else at the limit.
-    const bool finished = stopped_by_ops || driver.all_exited();
+    const bool finished = (stopped_by_ops || finished_all || driver.all_exited()) && ctl.ops() > ops_at_start;
     Time end = finished && ctl.ops() > ops_at_start ? ctl.last_op_time() : engine.now();
     RunResult r;
     r.completed = finished;

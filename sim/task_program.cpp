@@ -30,6 +30,7 @@ void ProgramDriver::setup(Scheduler& s, Time at, int parent_cpu, uint64_t seed) 
     ctx_.resize(defs_.size());
     for (size_t i = 0; i < defs_.size(); ++i) {
         Ctx& c = ctx_[i];
+        foreground_ += defs_[i].background ? 0 : 1;
         c.task_id = s.add_task(defs_[i].spec);
         c.code = defs_[i].code;
         size_t depth = 0;
@@ -59,7 +60,7 @@ Action ProgramDriver::next_action(Task& t) {
     Ctx& c = ctx_[static_cast<size_t>(by_task_id_[static_cast<size_t>(t.id)])];
     for (;;) {
         if (c.pc >= c.code.size()) {
-            ++exited_;
+            if (!defs_[static_cast<size_t>(&c - ctx_.data())].background && ++exited_ == foreground_) ctl_.finish();
             return Action::Exit();
         }
         const Op& op = c.code[c.pc];

@@ -33,6 +33,7 @@ struct Channel {
 struct ProgramTask {
     TaskSpec spec;
     std::vector<Op> code;
+    bool background = false;  // hogs and noise: the run ends when the other tasks have exited
 };
 
 class ProgramDriver final : public TaskDriver {
@@ -44,7 +45,8 @@ public:
     void setup(Scheduler& s, Time at, int parent_cpu, uint64_t seed);
     Action next_action(Task& t) override;
     void on_timer(int task, uint32_t cookie) override;
-    bool all_exited() const { return exited_ == static_cast<int>(ctx_.size()); }
+    // Every foreground task has exited (background hogs and noise never do).
+    bool all_exited() const { return exited_ == foreground_; }
     // Tokens queued and waiters, for invariant checks: every post is consumed or still queued.
     int64_t tokens(int ch) const { return chans_[static_cast<size_t>(ch)].tokens; }
     int64_t posts(int ch) const { return chans_[static_cast<size_t>(ch)].posts; }
@@ -102,6 +104,7 @@ private:
     std::vector<Ctx> ctx_;            // by program task index
     std::vector<int> by_task_id_;     // scheduler id -> program index
     int exited_ = 0;
+    int foreground_ = 0;
     WakeSite timer_site_{"timer", 0, false, SiteRole::generic};
     WakeSite generic_site_{"resume", 0, false, SiteRole::generic};
 };

@@ -51,6 +51,7 @@ void add_background(const JsonNode& w, WorkloadBuild& b, const Topology& topo) {
             ProgramTask t;
             t.spec = spec;
             t.spec.comm = "hog-" + std::to_string(i);
+            t.background = true;
             t.code = {Op{Op::loop_begin, 0, 0, 0, 0, 0}, Op{Op::run, kNsPerMs, 0, 0, 0, 0}, Op{Op::loop_end, 0, 0, 0, 0, 0}};
             b.tasks.push_back(std::move(t));
         }
@@ -67,6 +68,7 @@ void add_background(const JsonNode& w, WorkloadBuild& b, const Topology& topo) {
             ProgramTask t;
             t.spec = spec;
             t.spec.comm = "noise-" + std::to_string(i);
+            t.background = true;
             t.code = {Op{Op::loop_begin, 0, 0, 0, 0, 0}, Op{Op::run, run, 0, 0, 0, 0}, Op{Op::sleep, period, 0, 0, 0, 0},
                       Op{Op::loop_end, 0, 0, 0, 0, 0}};
             b.tasks.push_back(std::move(t));
@@ -129,6 +131,7 @@ WorkloadBuild build_messaging(const JsonNode& w, const MachineProfile& prof, con
     const int64_t size = w.int_or("data_size", 100, 1, 65536);
     (void)w.bool_or("threads", false);
     if (groups * fds * 2 > 100000) w.fail("expected at most 100000 tasks (groups x fds x 2)");
+    if (loops * fds > kMaxLoops) w.at("loops").fail("expected loops x fds (messages per receiver) at most 1000000000");
     CpuSet allowed;
     if (auto c = w.get("cpus")) allowed = cpus_from(*c, topo);
     const PipeCosts pc = pipe_costs(prof);
