@@ -67,10 +67,24 @@ Topology load_topo_arg(const std::string& arg) {
     return topology_from_json(JsonNode(doc, arg));
 }
 
-bool refuse_overwrite(const std::string& path, bool force) {
-    if (path.empty() || force || !std::filesystem::exists(path)) return false;
-    std::fprintf(stderr, "wakesim: error: %s exists; pass --force to overwrite it\n", path.c_str());
-    return true;
+void refuse_overwrite(const std::string& path, bool force) {
+    if (path.empty() || force || !std::filesystem::exists(path)) return;
+    throw InputError(path, "", "expected a file that does not exist yet; pass --force to overwrite it");
+}
+
+// The element of `have` named `want` (case or policy of the scenario), or an InputError naming them.
+template <class T>
+const T& pick_named(const std::vector<T>& have, const std::string& want, const std::string& file, const char* what) {
+    std::vector<std::string> names;
+    for (const auto& x : have) {
+        if (x.name == want) return x;
+        names.push_back(x.name);
+    }
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    const std::string hint = nearest_name(want, names);
+    throw InputError(file, "", std::string("unknown ") + what + " \"" + want + "\"; expected one of: " + list +
+                                   (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)"));
 }
 
 }  // namespace
@@ -177,44 +191,27 @@ int main(int argc, char** argv) {
             for (int i = 1; i <= seeds; ++i) sc.seeds.push_back(static_cast<uint64_t>(i));
         }
         if (*explain) {
-            RunOptions opt;
-            const CaseSpec* c = &sc.cases.front();
-            const Policy* p = &sc.policies.front();
-            if (!ex_case.empty()) {
-                opt.cases = {ex_case};
-                c = nullptr;
-                for (const auto& x : sc.cases)
-                    if (x.name == ex_case) c = &x;
-            }
-            if (!ex_policy.empty()) {
-                p = nullptr;
-                for (const auto& x : sc.policies)
-                    if (x.name == ex_policy) p = &x;
-            }
-            if (!c || !p) {
-                opt.policies = ex_policy.empty() ? std::vector<std::string>{} : std::vector<std::string>{ex_policy};
-                run_scenario(Scenario{sc.file, sc.name, "", "", {}, {}, {}}, opt);  // raises the InputError
-                throw InputError(scenario_path, "", "unknown case or policy");
-            }
+            const CaseSpec* c = ex_case.empty() ? &sc.cases.front() : &pick_named(sc.cases, ex_case, scenario_path, "case");
+            const Policy* p =
+                ex_policy.empty() ? &sc.policies.front() : &pick_named(sc.policies, ex_policy, scenario_path, "policy");
             RunSpec spec = make_run_spec(sc, *c, *p, ex_seed ? ex_seed : sc.seeds.front());
             WakeExplain ex;
             spec.explain = &ex;
             spec.explain_wakeup = ex_wakeup;
             RunResult r = run_simulation(spec);
-            if (!ex.captured()) {
-                std::fprintf(stderr, "wakesim: the run made only %llu select_task_rq calls; no wakeup #%llu\n",
-                             static_cast<unsigned long long>(r.metrics.value("select.pinned", 0ULL) +
-                                                             r.metrics.value("wakeups", 0ULL)),
-                             static_cast<unsigned long long>(ex_wakeup));
-                return 1;
-            }
+            if (!ex.captured())
+                throw InputError(scenario_path, "",
+                                 "expected --wakeup at most " +
+                                     std::to_string(r.metrics.value("select.pinned", 0ULL) +
+                                                    r.metrics.value("wakeups", 0ULL)) +
+                                     " (the select_task_rq calls this run makes), got " + std::to_string(ex_wakeup));
             std::printf("wakeup #%llu  case=%s policy=%s seed=%llu\n", static_cast<unsigned long long>(ex_wakeup),
                         c->name.c_str(), p->name.c_str(), static_cast<unsigned long long>(spec.seed));
             for (const auto& l : ex.lines()) std::printf("  %s\n", l.c_str());
             return 0;
         }
-        if (refuse_overwrite(out_path, force)) return 2;
-        if (!trace_path.empty() && refuse_overwrite(trace_path, force)) return 2;
+        refuse_overwrite(out_path, force);
+        refuse_overwrite(trace_path, force);
         RunOptions opt;
         opt.cases = cases;
         opt.policies = policies;

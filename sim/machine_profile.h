@@ -3,6 +3,7 @@
 // scenario row.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,40 @@ struct MachineProfile {
     int64_t tick_hz = 250;            // CONFIG_HZ
     bool preempt_lazy = false;        // wakeup preemption waits for the next tick (preempt=lazy)
     int64_t cost_jitter_pct = 3;      // each kernel-path cost varies uniformly by +-this percent (seeded)
+
+    // Frequency (cpufreq). Work is given at the reference speed: capacity 1024 at the highest OPP.
+    std::vector<int64_t> opp_khz;     // ascending operating points; empty: one fixed frequency
+    std::string freq_domain = "package";  // CPUs sharing a clock: cpu, core, cluster, llc, package
+    int64_t freq_transition_ns = 0;   // cpuinfo_transition_latency
+    std::string governor = "performance";  // performance, powersave, schedutil, ondemand, conservative
+    int64_t sugov_rate_limit_ns = 0;  // schedutil rate_limit_us; 0: 1.5 x transition latency, else 1 ms
+    int64_t sampling_ns = 8000000;    // ondemand/conservative sampling period (2 ticks at HZ=250)
+
+    // Idle states (cpuidle), shallow to deep; empty: one state from idle_exit_ns / idle_polls.
+    struct IdleState {
+        std::string name;
+        int64_t exit_ns = 0;       // exit_latency
+        int64_t residency_ns = 0;  // target_residency
+        bool polling = false;      // the CPU polls need_resched: a wake needs no IPI
+    };
+    std::vector<IdleState> idle_states;
+    std::string idle_governor = "menu";  // menu (average of recent idle lengths) or teo (recent intercepts)
+
+    // Cache refill after a task runs elsewhere, per KiB of its working set, by distance travelled.
+    int64_t refill_smt_ns_per_kib = 2;        // the sibling shares L1/L2
+    int64_t refill_cluster_ns_per_kib = 30;   // shared L2 / cluster cache
+    int64_t refill_llc_ns_per_kib = 100;      // from another core's L2 through the LLC
+    int64_t refill_cross_llc_ns_per_kib = 270;   // another LLC in the same node
+    int64_t refill_cross_numa_ns_per_kib = 400;  // another node
+    int64_t refill_dram_ns_per_kib = 230;     // a cold working set comes from memory
+    int64_t cache_evict_busy_ns = 2000000;    // other work on a CPU that evicts ~63% of a set left there
+    int64_t cache_evict_idle_ns = 100000000;  // time away that does the same through LLC traffic
+    int64_t smt_factor_pct = 62;              // speed of a thread while its sibling runs (100: no effect)
+
+    // Where each parameter's value comes from (docs/machines.md); absent: `source`.
+    std::map<std::string, std::string> sources;
+    const std::string& source_of(const std::string& param) const;
+    const std::vector<IdleState>& effective_idle_states() const;
 
     struct ParamInfo {
         const char* name;

@@ -170,7 +170,7 @@ std::string report_csv(const std::vector<RunRecord>& runs) {
     if (runs.empty()) return "";
     std::vector<std::string> keys;
     for (auto it = runs.front().result.metrics.begin(); it != runs.front().result.metrics.end(); ++it)
-        if (!it.value().is_array()) keys.push_back(it.key());
+        if (!it.value().is_array() && !it.value().is_object()) keys.push_back(it.key());
     os << "case,policy,seed,completed";
     for (const auto& k : keys) os << "," << k;
     os << "\n";

@@ -68,6 +68,9 @@ Scheduler::Scheduler(Engine& engine, const Topology& topo, const SchedDomains& s
         sh.nr_idle_scan = cfg_.start_sis_scan_full ? dom.sd_llc_size : 0;
     }
     m_.cpu_busy.assign(static_cast<size_t>(n), 0);
+    hw_ = std::make_unique<Hardware>(engine_, topo_, prof_);
+    hw_->set_client(this);
+    hw_->start();
 }
 
 Scheduler::~Scheduler() = default;
@@ -97,6 +100,7 @@ int Scheduler::add_task(const TaskSpec& spec) {
     policy_.on_task_created(t);
     t.weight = t.policy == SchedPolicy::idle ? kWeightIdlePrio : kPrioToWeight[t.nice + 20];
     t.slice = slice_ns_;
+    t.footprint_kib = spec.footprint_kib;
     return t.id;
 }
 
@@ -112,12 +116,21 @@ double Scheduler::decay(Time dt) {
     return std::exp2(-static_cast<double>(dt) / (32.0 * 1024.0 * 1000.0));
 }
 
-double Scheduler::speed(int cpu) const { return topo_.cpu(cpu).capacity / 1024.0; }
+double Scheduler::speed(int cpu) const { return hw_->speed(cpu); }
+
+// A frequency or SMT change: the running segment continues at the new speed.
+void Scheduler::speed_changed(int cpu) {
+    Rq& rq = rqs_[static_cast<size_t>(cpu)];
+    if (rq.mode != Mode::running || rq.seg == SegKind::none) return;
+    const SegKind kind = rq.seg;
+    stop_segment(cpu);
+    start_segment(cpu, kind, kind == SegKind::overhead ? rq.curr->overhead_left : rq.curr->work_left);
+}
 
 void Scheduler::pelt_update_task(Task& t, bool running, bool runnable) {
     const Time now = engine_.now();
     const double d = decay(now - t.pelt.last_update);
-    const double spd = t.cpu >= 0 ? speed(t.cpu) : 1.0;
+    const double spd = t.cpu >= 0 ? hw_->invariant_speed(t.cpu) : 1.0;
     t.pelt.util_avg = t.pelt.util_avg * d + (running ? 1024.0 * spd * (1.0 - d) : 0.0);
     t.pelt.load_avg = t.pelt.load_avg * d + (runnable ? t.weight * (1.0 - d) : 0.0);
     t.pelt.last_update = now;
@@ -131,7 +144,7 @@ void Scheduler::pelt_update_cpu(int cpu) {
     for (const Task* t : rq.queue)
         if (!t->sched_delayed) runnable_weight += t->weight;
     const bool busy = rq.curr != nullptr;
-    rq.pelt.util_avg = rq.pelt.util_avg * d + (busy ? 1024.0 * speed(cpu) * (1.0 - d) : 0.0);
+    rq.pelt.util_avg = rq.pelt.util_avg * d + (busy ? 1024.0 * hw_->invariant_speed(cpu) * (1.0 - d) : 0.0);
     rq.pelt.load_avg = rq.pelt.load_avg * d + runnable_weight * (1.0 - d);
     rq.pelt.last_update = now;
 }
@@ -139,7 +152,7 @@ void Scheduler::pelt_update_cpu(int cpu) {
 double Scheduler::cpu_util(int cpu) const {
     const Rq& rq = rqs_[static_cast<size_t>(cpu)];
     const double d = decay(engine_.now() - rq.pelt.last_update);
-    double u = rq.pelt.util_avg * d + (rq.curr ? 1024.0 * speed(cpu) * (1.0 - d) : 0.0);
+    double u = rq.pelt.util_avg * d + (rq.curr ? 1024.0 * hw_->invariant_speed(cpu) * (1.0 - d) : 0.0);
     return std::min<double>(u, capacity_of(cpu));
 }
 
@@ -267,6 +280,7 @@ void Scheduler::enqueue(int cpu, Task& t, bool initial) {
     ++rq.nr_running;
     if (t.policy == SchedPolicy::idle) ++rq.nr_sched_idle;
     update_overload(cpu);
+    hw_->util_changed(cpu);
 }
 
 void Scheduler::dequeue(int cpu, Task& t) {
@@ -289,6 +303,7 @@ void Scheduler::dequeue(int cpu, Task& t) {
     t.on_rq = false;
     --rq.nr_running;
     update_overload(cpu);
+    hw_->util_changed(cpu);
 }
 
 void Scheduler::update_curr(int cpu) {
@@ -915,11 +930,11 @@ void Scheduler::ttwu_queue(Task& p, int cpu, uint32_t flags, Task* waker, int th
         update_idle_state(cpu);
         if (!rq.ipi_in_flight) {
             Time delay;
-            if (idle && prof_.idle_polls) {
-                delay = prof_.poll_wake_ns + prof_.idle_exit_ns;
+            if (idle && hw_->polling(cpu)) {
+                delay = prof_.poll_wake_ns + hw_->wake_latency(cpu);
                 ++m_.c.wakeups_poll;
             } else {
-                delay = prof_.ipi_latency_ns + (idle ? prof_.idle_exit_ns : 0);
+                delay = prof_.ipi_latency_ns + (idle ? hw_->wake_latency(cpu) : 0);
                 ++m_.c.ipis;
                 ++m_.c.wakeups_ipi;
             }
@@ -936,7 +951,7 @@ void Scheduler::ttwu_queue(Task& p, int cpu, uint32_t flags, Task* waker, int th
     ttwu_do_activate(cpu, p, flags);
     if (idle && !rq.ipi_in_flight) {
         // The wakee sits on an idle CPU: a resched IPI (or the interrupt being handled there) runs it.
-        Time delay = cpu == this_cpu ? 0 : (waker ? ttwu_cost_ : 0) + (prof_.idle_polls ? prof_.poll_wake_ns : prof_.ipi_latency_ns) + prof_.idle_exit_ns;
+        Time delay = cpu == this_cpu ? 0 : (waker ? ttwu_cost_ : 0) + (hw_->polling(cpu) ? prof_.poll_wake_ns : prof_.ipi_latency_ns) + hw_->wake_latency(cpu);
         if (cpu != this_cpu) ++m_.c.ipis;
         rq.ipi_in_flight = true;
         engine_.schedule(engine_.now() + delay, target_, kIpi, cpu);
@@ -1010,6 +1025,7 @@ void Scheduler::start_segment(int cpu, SegKind kind, int64_t ref_ns) {
     rq.seg = kind;
     rq.seg_start = engine_.now();
     const double s = speed(cpu);
+    rq.seg_speed = s;
     const auto wall = static_cast<Time>(std::ceil(static_cast<double>(ref_ns) / s));
     engine_.schedule(engine_.now() + std::max<Time>(wall, 1), target_, kSegEnd, cpu, ++rq.gen);
 }
@@ -1018,7 +1034,7 @@ void Scheduler::stop_segment(int cpu) {
     Rq& rq = rqs_[static_cast<size_t>(cpu)];
     if (rq.seg == SegKind::none) return;
     Task* t = rq.curr;
-    const auto done = static_cast<int64_t>(static_cast<double>(engine_.now() - rq.seg_start) * speed(cpu));
+    const auto done = static_cast<int64_t>(static_cast<double>(engine_.now() - rq.seg_start) * rq.seg_speed);
     int64_t& left = rq.seg == SegKind::overhead ? t->overhead_left : t->work_left;
     left = std::max<int64_t>(0, left - done);
     rq.seg = SegKind::none;
@@ -1074,8 +1090,11 @@ void Scheduler::schedule(int cpu) {
     }
     const char prev_state = prev ? (prev->state == TaskState::runnable ? 'R' : 'S') : 'R';
     count_switch(cpu, prev, next, prev_state);
+    if (prev) hw_->switch_out(*prev, cpu);
     if (!prev) {
         rq.busy_since = engine_.now();
+        hw_->idle_exit(cpu);
+        hw_->set_busy(cpu, true);
         arm_tick(cpu);
     }
     rq.curr = next;
@@ -1094,7 +1113,10 @@ void Scheduler::go_idle(int cpu) {
     Rq& rq = rqs_[static_cast<size_t>(cpu)];
     Task* prev = rq.curr;
     pelt_update_cpu(cpu);
-    if (prev) count_switch(cpu, prev, nullptr, prev->state == TaskState::exited ? 'X' : 'S');
+    if (prev) {
+        count_switch(cpu, prev, nullptr, prev->state == TaskState::exited ? 'X' : 'S');
+        hw_->switch_out(*prev, cpu);
+    }
     if (rq.busy_since >= 0) {
         rq.busy_total += engine_.now() - rq.busy_since;
         rq.busy_since = -1;
@@ -1106,6 +1128,10 @@ void Scheduler::go_idle(int cpu) {
     rq.idle_stamp = engine_.now();
     update_idle_state(cpu);
     update_idle_core(cpu);
+    if (prev) {
+        hw_->set_busy(cpu, false);
+        hw_->idle_enter(cpu);
+    }
 }
 
 void Scheduler::run_curr(int cpu) {
@@ -1211,6 +1237,7 @@ void Scheduler::on_tick(int cpu) {
     update_curr(cpu);
     pelt_update_cpu(cpu);
     if (rq.curr) pelt_update_task(*rq.curr, true, true);
+    hw_->util_changed(cpu);
     if (engine_.now() >= rq.next_balance) periodic_balance(cpu, false);
     if (rq.nr_running - rq.nr_delayed >= 2) kick_idle_balance(cpu);
     if (rq.need_resched && rq.mode == Mode::running) preempt_now(cpu);
@@ -1243,6 +1270,7 @@ void Scheduler::on_event(const Event& e) {
             rq.mode = Mode::running;
             Task* t = rq.curr;
             t->exec_start = engine_.now();
+            t->overhead_left += hw_->switch_in(*t, cpu);
             if (t->wake_time >= 0) {
                 m_.wake_latency.add(engine_.now() - t->wake_time);
                 t->wake_time = -1;
@@ -1287,7 +1315,7 @@ void Scheduler::on_event(const Event& e) {
             Rq& rq = rqs_[static_cast<size_t>(tcpu)];
             if (rq.mode == Mode::idle && rq.nr_running > 0 && !rq.ipi_in_flight) {
                 rq.ipi_in_flight = true;
-                engine_.schedule(engine_.now() + prof_.idle_exit_ns, target_, kIpi, tcpu);
+                engine_.schedule(engine_.now() + hw_->wake_latency(tcpu), target_, kIpi, tcpu);
             }
             return;
         }
@@ -1309,7 +1337,7 @@ void Scheduler::on_event(const Event& e) {
             if (rq.mode == Mode::idle) {
                 if (!rq.ipi_in_flight) {
                     rq.ipi_in_flight = true;
-                    const Time delay = c == parent ? 0 : prof_.ipi_latency_ns + prof_.idle_exit_ns;
+                    const Time delay = c == parent ? 0 : prof_.ipi_latency_ns + hw_->wake_latency(c);
                     engine_.schedule(engine_.now() + delay, target_, kIpi, c);
                 }
             } else if (check_preempt_wakeup(c, t, WF_FORK)) {
@@ -1483,7 +1511,7 @@ void Scheduler::kick_idle_balance(int busy_cpu) {
     if (rq.mode == Mode::idle && rq.nr_running > 0 && !rq.ipi_in_flight) {
         rq.idle_stamp = 0;
         rq.ipi_in_flight = true;
-        engine_.schedule(engine_.now() + prof_.ipi_latency_ns + prof_.idle_exit_ns, target_, kIpi, ilb);
+        engine_.schedule(engine_.now() + prof_.ipi_latency_ns + hw_->wake_latency(ilb), target_, kIpi, ilb);
     }
 }
 

@@ -4,11 +4,13 @@
 #pragma once
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "policies/policy.h"
 #include "sim/engine.h"
+#include "sim/hardware.h"
 #include "sim/machine_profile.h"
 #include "sim/metrics.h"
 #include "sim/rng.h"
@@ -50,6 +52,7 @@ struct TaskSpec {
     TaskRole role = TaskRole::other;
     uint32_t pair_id = 0;
     bool per_cpu_kthread = false;
+    int64_t footprint_kib = 0;  // working set refilled after running elsewhere
 };
 
 struct SchedConfig {
@@ -59,7 +62,7 @@ struct SchedConfig {
     bool start_sis_scan_full = true;     // nr_idle_scan starts at llc weight (no boot transient)
 };
 
-class Scheduler final : public EventTarget {
+class Scheduler final : public EventTarget, public HardwareClient {
 public:
     Scheduler(Engine& engine, const Topology& topo, const SchedDomains& sd, const MachineProfile& prof,
               const Policy& policy, SchedConfig cfg, Metrics& metrics, uint64_t seed);
@@ -93,7 +96,7 @@ public:
     bool usable(int cpu) const { return idle_mask_.test(cpu) || sched_idle_mask_.test(cpu); }
     const CpuSet& idle_mask() const { return idle_mask_; }
     const CpuSet& sched_idle_mask() const { return sched_idle_mask_; }
-    double cpu_util(int cpu) const;       // PELT util_avg of the CPU, 0..capacity
+    double cpu_util(int cpu) const override;  // PELT util_avg of the CPU, 0..capacity
     double cpu_load(int cpu) const;       // PELT load_avg of the CPU
     double task_util(const Task& t) const;  // max(util_avg, util_est)
     double task_load(const Task& t) const;
@@ -122,7 +125,15 @@ public:
     // Invariant checks for tests: throws std::logic_error describing the first violation.
     void check_invariants() const;
     // Busy (non-idle) time per CPU so far, including the current busy stretch.
-    Time cpu_busy_ns(int cpu) const;
+    Time cpu_busy_ns(int cpu) const override;
+    void speed_changed(int cpu) override;
+    Hardware& hardware() { return *hw_; }
+    const Hardware& hardware() const { return *hw_; }
+    // Extra kernel or user time for the task the driver is serving (shared-data refills).
+    void charge_current(int64_t ns) {
+        if (driving_ && ns > 0) driving_->overhead_left += ns;
+    }
+    int driving_cpu() const { return driving_cpu_; }
 
     void on_event(const Event& e) override;
 
@@ -152,6 +163,7 @@ private:
         uint32_t gen = 0;
         SegKind seg = SegKind::none;
         Time seg_start = 0;
+        double seg_speed = 1.0;
         bool need_resched = false;
         bool tick_armed = false;
         Time idle_stamp = 0;  // 0: not idle
@@ -234,6 +246,7 @@ private:
     const Policy& policy_;
     SchedConfig cfg_;
     Metrics& m_;
+    std::unique_ptr<Hardware> hw_;
     RngStream rng_balance_;
     RngStream rng_costs_;
     int64_t jitter(int64_t ns);

@@ -69,6 +69,8 @@ nlohmann::json metrics_json(const Metrics& m, const Scheduler& s, const std::vec
     j["cpu_util"] = util;
     j["cpu_util.sum"] = round6(sum);
     j["cpus_busy"] = busy_cpus;
+    j["time_lost.wake_latency_ns"] = static_cast<int64_t>(std::llround(m.wake_latency.mean() * static_cast<double>(m.wake_latency.count())));
+    s.hardware().report(j);
     j["events"] = events;
     return j;
 }
@@ -89,6 +91,7 @@ RunResult run_simulation(const RunSpec& spec) {
         trace = std::make_unique<TraceSink>(spec.trace);
         trace->header();
         sched.set_trace(trace.get());
+        sched.hardware().set_trace(trace.get());
     }
     if (spec.explain) sched.set_explain(spec.explain_wakeup, spec.explain);
 
@@ -104,6 +107,7 @@ RunResult run_simulation(const RunSpec& spec) {
         ops_at_start = ctl.ops();
         bytes_at_start = ctl.bytes();
         for (int c = 0; c < spec.topo->nr_cpus(); ++c) busy_at_start[static_cast<size_t>(c)] = sched.cpu_busy_ns(c);
+        sched.hardware().begin_window();
     };
     bool stopped_by_ops = false;
     ctl.set_clock(&engine);

@@ -68,6 +68,12 @@ struct Task {
 
     Pelt pelt;
 
+    // Cache warmth: where the working set lives and how long ago the task left it.
+    int64_t footprint_kib = 0;
+    int cache_cpu = -1;
+    Time cache_left_at = 0;
+    Time cache_busy_at_leave = 0;  // that CPU's busy time when the task left
+
     // Execution of the workload's current action.
     int64_t work_left = 0;      // reference-ns of the current Run action still to do
     int64_t overhead_left = 0;  // kernel time owed before the next action (wake costs)

@@ -80,6 +80,7 @@ Action ProgramDriver::next_action(Task& t) {
                     return Action::Block();  // retried from the start when woken
                 }
                 ++ch.posts;
+                s_->charge_current(s_->hardware().touch_shared(op.a, ch.def.shared_bytes, s_->driving_cpu()));
                 if (!ch.readers.empty()) {
                     Ctx& r = ctx_[static_cast<size_t>(ch.readers.pop())];
                     r.granted = true;
@@ -113,6 +114,7 @@ Action ProgramDriver::next_action(Task& t) {
                 }
                 if (c.phase == 3) {
                     c.phase = 4;
+                    s_->charge_current(s_->hardware().touch_shared(op.a, ch.def.shared_bytes, s_->driving_cpu()));
                     if (op.ns2 > 0) return Action::Run(op.ns2);
                 }
                 c.phase = 0;

@@ -28,6 +28,7 @@ struct Channel {
     int64_t capacity = 0;  // tokens the channel holds before writers block; 0: unbounded
     WakeSite read_site;    // how a post wakes a waiting reader
     WakeSite write_site;   // how a read wakes a writer blocked on a full channel
+    int64_t shared_bytes = 0;  // data both sides touch (pipe buffer and state): warm only where last touched
 };
 
 struct ProgramTask {

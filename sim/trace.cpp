@@ -54,4 +54,14 @@ void TraceSink::sched_switch(Time t, int cpu, const Task* prev, char prev_state,
                  next ? trace_prio(*next) : 120);
 }
 
+void TraceSink::cpu_frequency(Time t, int cpu, int64_t khz) {
+    prefix(t, cpu, nullptr);
+    std::fprintf(out_, "cpu_frequency: state=%lld cpu_id=%d\n", static_cast<long long>(khz), cpu);
+}
+
+void TraceSink::cpu_idle(Time t, int cpu, int state) {
+    prefix(t, cpu, nullptr);
+    std::fprintf(out_, "cpu_idle: state=%u cpu_id=%d\n", state < 0 ? 4294967295u : static_cast<unsigned>(state), cpu);
+}
+
 }  // namespace wakesim

@@ -18,6 +18,8 @@ public:
     void wakeup(Time t, int cpu, const Task* cur, const Task& p, int target_cpu);
     void migrate(Time t, int cpu, const Task* cur, const Task& p, int orig, int dest);
     void sched_switch(Time t, int cpu, const Task* prev, char prev_state, const Task* next);
+    void cpu_frequency(Time t, int cpu, int64_t khz);
+    void cpu_idle(Time t, int cpu, int state);  // state -1: leaving idle (4294967295)
 
 private:
     void prefix(Time t, int cpu, const Task* cur);

@@ -12,6 +12,8 @@ namespace {
 
 constexpr int64_t kMaxLoops = 1000000000;
 constexpr int64_t kMaxTime = 3600LL * kNsPerSec;
+constexpr int64_t kPipeSharedBytes = 256;      // pipe_inode_info head/tail, wait queue, one buffer line
+constexpr int64_t kDefaultFootprintKiB = 16;   // a benchmark task's stack, libc state and kernel structures
 
 CpuSet cpus_from(const JsonNode& n, const Topology& topo) {
     std::vector<int> ids;
@@ -78,7 +80,7 @@ void add_background(const JsonNode& w, WorkloadBuild& b, const Topology& topo) {
 
 // perf bench sched pipe: two tasks, each writes one word then reads the other pipe.
 WorkloadBuild build_pipe(const JsonNode& w, const MachineProfile& prof, const Topology& topo) {
-    w.check_keys({"kind", "loops", "cpus", "cpus_b", "work", "hogs", "noise"});
+    w.check_keys({"kind", "loops", "cpus", "cpus_b", "work", "footprint", "hogs", "noise"});
     WorkloadBuild b;
     b.kind = "pipe";
     b.op_name = "round trip";
@@ -88,17 +90,21 @@ WorkloadBuild build_pipe(const JsonNode& w, const MachineProfile& prof, const To
     if (auto c = w.get("cpus")) ca = cb = cpus_from(*c, topo);
     if (auto c = w.get("cpus_b")) cb = cpus_from(*c, topo);
     const PipeCosts pc = pipe_costs(prof);
-    b.channels.push_back({"pipe-ab", 0, pipe_site(SiteRole::request), pipe_site(SiteRole::generic)});
-    b.channels.push_back({"pipe-ba", 0, pipe_site(SiteRole::reply), pipe_site(SiteRole::generic)});
+    // The pipe's state and buffer line(s): written by one side, read by the other.
+    b.channels.push_back({"pipe-ab", 0, pipe_site(SiteRole::request), pipe_site(SiteRole::generic), kPipeSharedBytes});
+    b.channels.push_back({"pipe-ba", 0, pipe_site(SiteRole::reply), pipe_site(SiteRole::generic), kPipeSharedBytes});
+    const int64_t footprint = w.has("footprint") ? w.at("footprint").as_size_bytes(0, 1LL << 30) / 1024 : kDefaultFootprintKiB;
     ProgramTask a, s;
     a.spec.comm = "sched-pipe-0";
     a.spec.allowed = ca;
     a.spec.role = TaskRole::requester;
     a.spec.pair_id = 1;
+    a.spec.footprint_kib = footprint;
     s.spec.comm = "sched-pipe-1";
     s.spec.allowed = cb;
     s.spec.role = TaskRole::server;
     s.spec.pair_id = 1;
+    s.spec.footprint_kib = footprint;
     a.code = {Op{Op::loop_begin, 0, 0, static_cast<int32_t>(loops), 0, 0},
               Op{Op::run, pc.write_pre + work, 0, 0, 0, 0},
               Op{Op::post, 0, 0, 0, 0, 0},
@@ -121,7 +127,7 @@ WorkloadBuild build_pipe(const JsonNode& w, const MachineProfile& prof, const To
 // perf bench sched messaging (hackbench, pipe mode): per group `fds` senders and `fds` receivers;
 // each sender writes `loops` messages to every receiver of its group; a receiver reads them all.
 WorkloadBuild build_messaging(const JsonNode& w, const MachineProfile& prof, const Topology& topo) {
-    w.check_keys({"kind", "groups", "fds", "loops", "data_size", "threads", "cpus", "hogs", "noise"});
+    w.check_keys({"kind", "groups", "fds", "loops", "data_size", "threads", "cpus", "footprint", "hogs", "noise"});
     WorkloadBuild b;
     b.kind = "messaging";
     b.op_name = "message";
@@ -134,6 +140,7 @@ WorkloadBuild build_messaging(const JsonNode& w, const MachineProfile& prof, con
     if (loops * fds > kMaxLoops) w.at("loops").fail("expected loops x fds (messages per receiver) at most 1000000000");
     CpuSet allowed;
     if (auto c = w.get("cpus")) allowed = cpus_from(*c, topo);
+    const int64_t footprint = w.has("footprint") ? w.at("footprint").as_size_bytes(0, 1LL << 30) / 1024 : kDefaultFootprintKiB;
     const PipeCosts pc = pipe_costs(prof);
     // Small writes merge into pipe pages: a 64 KiB pipe holds 65536/size messages.
     const int64_t capacity = std::max<int64_t>(1, 65536 / size);
@@ -142,12 +149,13 @@ WorkloadBuild build_messaging(const JsonNode& w, const MachineProfile& prof, con
         const int first_ch = static_cast<int>(b.channels.size());
         for (int64_t r = 0; r < fds; ++r)
             b.channels.push_back({"g" + std::to_string(g) + "-r" + std::to_string(r), capacity,
-                                  pipe_site(SiteRole::request), pipe_site(SiteRole::generic)});
+                                  pipe_site(SiteRole::request), pipe_site(SiteRole::generic), size + 128});
         for (int64_t r = 0; r < fds; ++r) {
             ProgramTask t;
             t.spec.comm = "receiver-" + std::to_string(g) + "-" + std::to_string(r);
             t.spec.allowed = allowed;
             t.spec.role = TaskRole::server;
+            t.spec.footprint_kib = footprint;
             t.code = {Op{Op::loop_begin, 0, 0, static_cast<int32_t>(loops * fds), 0, 0},
                       Op{Op::wait, pc.read_pre, pc.read_post + copy, first_ch + static_cast<int32_t>(r), 0, 0},
                       Op{Op::count_op, 0, 0, 0, 0, static_cast<uint32_t>(size)},
@@ -159,6 +167,7 @@ WorkloadBuild build_messaging(const JsonNode& w, const MachineProfile& prof, con
             t.spec.comm = "sender-" + std::to_string(g) + "-" + std::to_string(s);
             t.spec.allowed = allowed;
             t.spec.role = TaskRole::requester;
+            t.spec.footprint_kib = footprint;
             t.code.push_back(Op{Op::loop_begin, 0, 0, static_cast<int32_t>(loops), 0, 0});
             for (int64_t r = 0; r < fds; ++r) {
                 t.code.push_back(Op{Op::run, pc.write_pre + copy, 0, 0, 0, 0});
@@ -204,10 +213,11 @@ WorkloadBuild build_program(const JsonNode& w, const Topology& topo) {
         for (const auto& name : chans->keys()) {
             JsonNode c = chans->at(name);
             c.require_object();
-            c.check_keys({"capacity", "wake", "writer_wake"});
+            c.check_keys({"capacity", "wake", "writer_wake", "shared_data"});
             Channel ch;
             ch.name = name;
             ch.capacity = c.int_or("capacity", 0, 0, 1 << 30);
+            ch.shared_bytes = c.has("shared_data") ? c.at("shared_data").as_size_bytes(0, 1LL << 30) : 0;
             ch.read_site = c.has("wake") ? site_from_json(c.at("wake"), name) : WakeSite{name, 0, false, SiteRole::generic};
             ch.write_site = c.has("writer_wake") ? site_from_json(c.at("writer_wake"), name) : WakeSite{name, 0, false, SiteRole::generic};
             chan_ix[name] = static_cast<int>(b.channels.size());
@@ -241,8 +251,9 @@ WorkloadBuild build_program(const JsonNode& w, const Topology& topo) {
     }
     for (size_t i = 0; i < tasks.size(); ++i) {
         JsonNode t = tasks[i];
-        t.check_keys({"name", "count", "cpus", "nice", "policy", "role", "kthread", "program"});
+        t.check_keys({"name", "count", "cpus", "nice", "policy", "role", "kthread", "footprint", "program"});
         TaskSpec spec;
+        if (auto f = t.get("footprint")) spec.footprint_kib = f->as_size_bytes(0, 1LL << 30) / 1024;
         if (auto c = t.get("cpus")) spec.allowed = cpus_from(*c, topo);
         spec.nice = static_cast<int>(t.int_or("nice", 0, -20, 19));
         if (auto p = t.get("policy")) {

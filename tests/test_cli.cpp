@@ -1,0 +1,432 @@
+// The wakesim command line, run as a child process: every file under tests/bad_inputs/ must give one
+// error line with its pointer and exit code 2; the subcommands must work on small inputs.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "policies/registry.h"
+#include "sim/sched_features.h"
+#include "sim/workloads.h"
+#include "topology/topology.h"
+
+#ifndef WAKESIM_SOURCE_DIR
+#define WAKESIM_SOURCE_DIR "."
+#endif
+#ifndef WAKESIM_BINARY
+#define WAKESIM_BINARY "wakesim"
+#endif
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kSource = WAKESIM_SOURCE_DIR;
+
+std::string shell_quote(const std::string& s) {
+    std::string out = "'";
+    for (char c : s) {
+        if (c == '\'')
+            out += "'\\''";
+        else
+            out += c;
+    }
+    return out + "'";
+}
+
+struct CmdResult {
+    int rc = -1;
+    std::string out;  // stdout, and stderr too unless the command was run with stderr apart
+};
+
+// Runs `wakesim ARGS` under `timeout 20`, so that a hang fails (rc 124) instead of blocking.
+// with_stderr: capture stderr with stdout (2>&1); otherwise stderr is dropped.
+CmdResult run_wakesim(const std::string& args, bool with_stderr = true) {
+    const std::string cmd = "timeout 20 " + shell_quote(WAKESIM_BINARY) + " " + args +
+                            (with_stderr ? " 2>&1" : " 2>/dev/null");
+    CmdResult r;
+    std::FILE* p = ::popen(cmd.c_str(), "r");
+    if (!p) return r;
+    char buf[8192];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+    const int status = ::pclose(p);
+    r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    return r;
+}
+
+size_t count_lines(const std::string& s) {
+    size_t n = 0;
+    for (char c : s) n += c == '\n' ? 1 : 0;
+    if (!s.empty() && s.back() != '\n') ++n;
+    return n;
+}
+
+bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
+
+std::string read_file(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+void write_file(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
+
+// A private temporary directory, removed at scope exit.
+class TempDir {
+public:
+    TempDir() {
+        static int counter = 0;
+        path_ = fs::temp_directory_path() /
+                ("wakesim-cli-" + std::to_string(::getpid()) + "-" + std::to_string(++counter));
+        fs::remove_all(path_);
+        fs::create_directories(path_);
+    }
+    ~TempDir() {
+        std::error_code ec;
+        fs::remove_all(path_, ec);
+    }
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+
+    const fs::path& path() const { return path_; }
+    std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+private:
+    fs::path path_;
+};
+
+// A tiny pipe scenario: 2 cases x 2 policies, 2000 round trips each (milliseconds to run).
+const char* const kTinyScenario = R"({
+  "name": "tiny",
+  "description": "perf bench sched pipe, 2000 loops, on the Altra",
+  "expected": "reciprocal_sync keeps the pair on one CPU",
+  "machine": "altra-80",
+  "workload": {"kind": "pipe", "loops": 2000},
+  "policies": ["plain", "reciprocal_sync"],
+  "run": {"warmup_ops": 200, "seeds": [1]},
+  "cases": [
+    {"name": "unpinned", "description": "perf bench sched pipe"},
+    {"name": "pinned-cpu0", "description": "taskset -c 0", "set": {"workload": {"cpus": "0"}}}
+  ]
+})";
+
+std::string tiny_scenario(const TempDir& dir) {
+    const std::string path = dir.file("tiny.json");
+    write_file(path, kTinyScenario);
+    return path;
+}
+
+std::vector<std::string> split_tabs(const std::string& line) {
+    std::vector<std::string> out;
+    size_t start = 0;
+    for (;;) {
+        const size_t tab = line.find('\t', start);
+        out.push_back(line.substr(start, tab == std::string::npos ? std::string::npos : tab - start));
+        if (tab == std::string::npos) break;
+        start = tab + 1;
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("every bad input gives one error line with its pointer and exit code 2", "[cli][bad_inputs]") {
+    const fs::path dir = kSource / "tests" / "bad_inputs";
+    std::ifstream list(dir / "expected.txt");
+    REQUIRE(list.good());
+    std::map<std::string, std::pair<std::string, std::string>> expected;
+    std::string line;
+    while (std::getline(list, line)) {
+        if (line.empty()) continue;
+        const auto f = split_tabs(line);
+        INFO("expected.txt line: " << line);
+        REQUIRE(f.size() == 3);
+        REQUIRE(!f[1].empty());
+        REQUIRE(f[1][0] == '/');
+        REQUIRE(!f[2].empty());
+        REQUIRE(expected.emplace(f[0], std::make_pair(f[1], f[2])).second);
+    }
+    // expected.txt and the directory list the same files.
+    std::set<std::string> files;
+    for (const auto& e : fs::directory_iterator(dir))
+        if (e.path().extension() == ".json") files.insert(e.path().filename().string());
+    for (const auto& f : files) {
+        INFO(f << " has no line in expected.txt");
+        CHECK(expected.count(f) == 1);
+    }
+    for (const auto& [f, want] : expected) {
+        INFO("expected.txt names " << f << ", which is missing");
+        CHECK(files.count(f) == 1);
+    }
+    CHECK(expected.size() >= 20);
+
+    for (const auto& [name, want] : expected) {
+        const std::string path = (dir / name).string();
+        const CmdResult r = run_wakesim("run " + shell_quote(path));
+        INFO(name << " -> rc " << r.rc << ", output: " << r.out);
+        CHECK(r.rc == 2);
+        CHECK(count_lines(r.out) == 1);
+        CHECK(!r.out.empty());
+        CHECK(r.out.back() == '\n');
+        // wakesim: error: FILE: /json/pointer: what was expected
+        CHECK(r.out.rfind("wakesim: error: " + path + ": " + want.first + ": ", 0) == 0);
+        CHECK(contains(r.out, want.second));
+    }
+}
+
+TEST_CASE("cli: help, version and usage errors", "[cli]") {
+    const CmdResult help = run_wakesim("--help");
+    CHECK(help.rc == 0);
+    for (const char* sub : {"run", "explain", "list", "topo"}) CHECK(contains(help.out, sub));
+    CHECK(run_wakesim("run --help").rc == 0);
+    CHECK(run_wakesim("--version").rc == 0);
+
+    for (const char* bad : {"", "frobnicate", "--frobnicate", "run", "list", "list nothing", "topo", "topo frob"}) {
+        const CmdResult r = run_wakesim(bad);
+        INFO("wakesim " << bad << " -> " << r.out);
+        CHECK(r.rc == 2);
+        CHECK(count_lines(r.out) == 1);
+        CHECK(r.out.rfind("wakesim: error: ", 0) == 0);
+    }
+
+    TempDir tmp;
+    const std::string sc = shell_quote(tiny_scenario(tmp));
+    for (const std::string& bad : {"run " + sc + " --bogus", "run " + sc + " --format xml", "run " + sc + " -j 0",
+                                  "run " + sc + " --seeds 0", "explain " + sc + " --wakeup 0",
+                                  "run " + shell_quote(tmp.file("missing.json"))}) {
+        const CmdResult r = run_wakesim(bad);
+        INFO("wakesim " << bad << " -> " << r.out);
+        CHECK(r.rc == 2);
+        CHECK(count_lines(r.out) == 1);
+    }
+}
+
+TEST_CASE("cli: list names everything known", "[cli]") {
+    const CmdResult pol = run_wakesim("list policies");
+    CHECK(pol.rc == 0);
+    for (const auto& n : wakesim::policy_names()) {
+        INFO("policy " << n);
+        CHECK(contains(pol.out, n));
+    }
+    const CmdResult wl = run_wakesim("list workloads");
+    CHECK(wl.rc == 0);
+    for (const auto& w : wakesim::workload_kinds()) {
+        INFO("workload " << w.kind);
+        CHECK(contains(wl.out, w.kind));
+    }
+    const CmdResult mach = run_wakesim("list machines");
+    CHECK(mach.rc == 0);
+    for (const auto& t : wakesim::topology_presets()) {
+        INFO("machine " << t.name);
+        CHECK(contains(mach.out, t.name));
+    }
+    const CmdResult feat = run_wakesim("list features");
+    CHECK(feat.rc == 0);
+    for (const auto& f : wakesim::feature_table()) {
+        INFO("feature " << f.name);
+        CHECK(contains(feat.out, f.name));
+    }
+}
+
+TEST_CASE("cli: topo show prints sched domains", "[cli][topo]") {
+    const CmdResult altra = run_wakesim("topo show altra-80");
+    CHECK(altra.rc == 0);
+    CHECK(contains(altra.out, "80 CPUs"));
+    CHECK(contains(altra.out, "sched domains of altra-80"));
+    CHECK(contains(altra.out, "domain0 MC"));
+
+    const CmdResult epyc = run_wakesim("topo show epyc-zen4-2s");
+    CHECK(epyc.rc == 0);
+    CHECK(contains(epyc.out, "sched domains of epyc-zen4-2s"));
+    CHECK(contains(epyc.out, "domain0 SMT"));
+    CHECK(contains(epyc.out, "NUMA"));
+
+    const CmdResult json = run_wakesim("topo show altra-80 --json", false);
+    CHECK(json.rc == 0);
+    const auto j = nlohmann::json::parse(json.out, nullptr, false);
+    REQUIRE(!j.is_discarded());
+    CHECK(j.contains("topology"));
+    CHECK(j.contains("sched_domains"));
+
+    const CmdResult nosuch = run_wakesim("topo show nosuch");
+    INFO(nosuch.out);
+    CHECK(nosuch.rc == 2);
+    CHECK(count_lines(nosuch.out) == 1);
+    CHECK(contains(nosuch.out, "nosuch"));
+    CHECK(contains(nosuch.out, "altra-80"));  // the names it would have accepted
+
+    const CmdResult near = run_wakesim("topo show altra-8");
+    INFO(near.out);
+    CHECK(near.rc == 2);
+    CHECK(count_lines(near.out) == 1);
+    CHECK(contains(near.out, "did you mean \"altra-80\"?"));
+}
+
+TEST_CASE("cli: topo import writes JSON that topo show accepts", "[cli][topo]") {
+    TempDir tmp;
+    for (const char* tree : {"sysfs-2s2c2t", "sysfs-bl-4-4"}) {
+        const fs::path cpu_dir = kSource / "tests" / "data" / tree / "cpu";
+        const CmdResult imp = run_wakesim("topo import " + shell_quote(cpu_dir.string()), false);
+        INFO(tree << ": " << imp.out);
+        REQUIRE(imp.rc == 0);
+        const auto j = nlohmann::json::parse(imp.out, nullptr, false);
+        REQUIRE(!j.is_discarded());
+        CHECK(j.is_object());
+        const std::string file = tmp.file(std::string(tree) + ".json");
+        write_file(file, imp.out);
+        const CmdResult show = run_wakesim("topo show " + shell_quote(file));
+        INFO(show.out);
+        CHECK(show.rc == 0);
+        CHECK(contains(show.out, "sched domains of"));
+        CHECK(contains(show.out, "domain0"));
+    }
+    const CmdResult bad = run_wakesim("topo import " + shell_quote(tmp.file("nowhere")));
+    CHECK(bad.rc == 2);
+    CHECK(count_lines(bad.out) == 1);
+}
+
+TEST_CASE("cli: run prints table, json and csv", "[cli][run]") {
+    TempDir tmp;
+    const std::string sc = shell_quote(tiny_scenario(tmp));
+
+    const CmdResult table = run_wakesim("run " + sc);
+    INFO(table.out);
+    REQUIRE(table.rc == 0);
+    for (const char* s : {"unpinned", "pinned-cpu0", "plain", "reciprocal_sync", "usec/op"}) CHECK(contains(table.out, s));
+
+    const CmdResult js = run_wakesim("run " + sc + " --format json", false);
+    REQUIRE(js.rc == 0);
+    const auto j = nlohmann::json::parse(js.out, nullptr, false);
+    REQUIRE(!j.is_discarded());
+    CHECK(j.value("schema_version", 0) == 1);
+    REQUIRE(j.contains("runs"));
+    REQUIRE(j["runs"].is_array());
+    CHECK(j["runs"].size() == 4);
+    std::set<std::pair<std::string, std::string>> seen;
+    for (const auto& r : j["runs"]) {
+        REQUIRE(r.contains("case"));
+        REQUIRE(r.contains("policy"));
+        REQUIRE(r.contains("seed"));
+        REQUIRE(r.contains("metrics"));
+        CHECK(r["seed"] == 1);
+        CHECK(r["metrics"].is_object());
+        CHECK(!r["metrics"].empty());
+        seen.insert({r["case"].get<std::string>(), r["policy"].get<std::string>()});
+    }
+    CHECK(seen.size() == 4);
+
+    const CmdResult csv = run_wakesim("run " + sc + " --format csv", false);
+    REQUIRE(csv.rc == 0);
+    CHECK(csv.out.rfind("case,policy,seed,", 0) == 0);
+    CHECK(count_lines(csv.out) == 5);  // header + 4 runs
+
+    const CmdResult one = run_wakesim("run " + sc + " --format csv --case unpinned --policy plain", false);
+    CHECK(one.rc == 0);
+    CHECK(count_lines(one.out) == 2);
+    const CmdResult unknown = run_wakesim("run " + sc + " --policy plian");
+    CHECK(unknown.rc == 2);
+    CHECK(count_lines(unknown.out) == 1);
+    CHECK(contains(unknown.out, "did you mean \"plain\"?"));
+}
+
+TEST_CASE("cli: --out refuses to overwrite without --force", "[cli][run]") {
+    TempDir tmp;
+    const std::string sc = shell_quote(tiny_scenario(tmp));
+    const std::string out = tmp.file("report.json");
+
+    const CmdResult first = run_wakesim("run " + sc + " --format json --out " + shell_quote(out));
+    INFO(first.out);
+    REQUIRE(first.rc == 0);
+    CHECK(first.out.empty());
+    const std::string report = read_file(out);
+    CHECK(!nlohmann::json::parse(report, nullptr, false).is_discarded());
+
+    write_file(out, "precious\n");
+    const CmdResult again = run_wakesim("run " + sc + " --out " + shell_quote(out));
+    INFO(again.out);
+    CHECK(again.rc == 2);
+    CHECK(count_lines(again.out) == 1);
+    CHECK(contains(again.out, out));
+    CHECK(contains(again.out, "--force"));
+    CHECK(read_file(out) == "precious\n");
+
+    const CmdResult forced = run_wakesim("run " + sc + " --format json --out " + shell_quote(out) + " --force");
+    CHECK(forced.rc == 0);
+    CHECK(read_file(out) == report);
+}
+
+TEST_CASE("cli: --trace writes ftrace text", "[cli][run]") {
+    TempDir tmp;
+    const std::string sc = shell_quote(tiny_scenario(tmp));
+    const std::string trace = tmp.file("run.trace");
+    const CmdResult r = run_wakesim("run " + sc + " --case unpinned --policy plain --trace " + shell_quote(trace));
+    INFO(r.out);
+    REQUIRE(r.rc == 0);
+    REQUIRE(fs::exists(trace));
+    const std::string text = read_file(trace);
+    CHECK(text.rfind("# tracer: nop", 0) == 0);
+    CHECK(contains(text, "sched_switch:"));
+    CHECK(contains(text, "sched_wakeup:"));
+
+    // An existing trace file is not overwritten without --force.
+    const CmdResult again = run_wakesim("run " + sc + " --case unpinned --policy plain --trace " + shell_quote(trace));
+    CHECK(again.rc == 2);
+    CHECK(count_lines(again.out) == 1);
+    CHECK(read_file(trace) == text);
+}
+
+TEST_CASE("cli: explain prints one wakeup's decision path", "[cli][explain]") {
+    TempDir tmp;
+    const std::string sc = shell_quote(tiny_scenario(tmp));
+    const CmdResult r = run_wakesim("explain " + sc + " --wakeup 3");
+    INFO(r.out);
+    REQUIRE(r.rc == 0);
+    CHECK(r.out.rfind("wakeup #3", 0) == 0);
+    std::vector<std::string> lines;
+    std::istringstream in(r.out);
+    for (std::string l; std::getline(in, l);)
+        if (!l.empty()) lines.push_back(l);
+    REQUIRE(lines.size() >= 3);
+    CHECK(contains(lines.back(), "result:"));
+    CHECK(contains(r.out, "select_task_rq"));
+
+    const CmdResult pinned = run_wakesim("explain " + sc + " --case pinned-cpu0 --policy reciprocal_sync --wakeup 2");
+    CHECK(pinned.rc == 0);
+    CHECK(contains(pinned.out, "case=pinned-cpu0 policy=reciprocal_sync"));
+
+    for (const std::string& bad : {"explain " + sc + " --case nosuch", "explain " + sc + " --policy plian",
+                                  "explain " + sc + " --wakeup 1000000000"}) {
+        const CmdResult e = run_wakesim(bad);
+        INFO("wakesim " << bad << " -> " << e.out);
+        CHECK(e.rc == 2);
+        CHECK(count_lines(e.out) == 1);
+        CHECK(e.out.rfind("wakesim: error: ", 0) == 0);
+    }
+    CHECK(contains(run_wakesim("explain " + sc + " --case nosuch").out, "unpinned"));
+}
+
+TEST_CASE("cli: -j 2 gives byte-identical output to -j 1", "[cli][run]") {
+    TempDir tmp;
+    const std::string sc = shell_quote(tiny_scenario(tmp));
+    for (const char* format : {"table", "json", "csv"}) {
+        const std::string args = "run " + sc + " --seeds 2 --format " + format;
+        const CmdResult serial = run_wakesim(args + " -j 1", false);
+        const CmdResult parallel = run_wakesim(args + " -j 2", false);
+        INFO(format);
+        CHECK(serial.rc == 0);
+        CHECK(parallel.rc == 0);
+        CHECK(!serial.out.empty());
+        CHECK(serial.out == parallel.out);
+    }
+}

@@ -1,0 +1,364 @@
+// Wake policies (policies/*.cpp, docs/kernel-wakeup-path.md s.14 and checklist rows 41-42), the
+// wakeup accounting, scheduler invariants on a busy run, and determinism.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "sim/runner.h"
+#include "sim/scenario.h"
+#include "sim/simulation.h"
+#include "sim/wake_explain.h"
+
+using namespace wakesim;
+
+namespace {
+
+using json = nlohmann::json;
+
+json doc(const std::string& text) { return json::parse(text); }
+
+// A machine of one LLC with n CPUs, no SMT, with the 2-vCPU guest's costs.
+std::string flat(int n) {
+    return R"({"topology": {"name": "flat)" + std::to_string(n) + R"(", "cores_per_cluster": )" + std::to_string(n) +
+           R"(}, "profile": {"base": "kvm-2vcpu"}})";
+}
+
+struct Outcome {
+    json m;
+    bool completed = false;
+    std::vector<std::string> lines;  // decision path of the explained select_task_rq call
+
+    uint64_t n(const char* key) const { return m.at(key).get<uint64_t>(); }
+    double util(int cpu) const { return m.at("cpu_util").at(static_cast<size_t>(cpu)).get<double>(); }
+    bool said(const std::string& text) const {
+        for (const auto& l : lines)
+            if (l.find(text) != std::string::npos) return true;
+        return false;
+    }
+};
+
+// Runs the scenario's first case with the policy labelled `policy` (default: the first) and its
+// first seed, checking the scheduler's invariants at the end. With `explain_nth`, records the
+// decision path of that select_task_rq call (1-based, counted from the start of the run).
+Outcome simulate(const json& d, const std::string& policy = "", uint64_t explain_nth = 0) {
+    const Scenario sc = parse_scenario(d, "test.json");
+    const Policy* pol = &sc.policies.front();
+    for (const auto& p : sc.policies)
+        if (p.name == policy) pol = &p;
+    if (!policy.empty() && pol->name != policy) FAIL("no policy labelled " << policy);
+    RunSpec spec = make_run_spec(sc, sc.cases.front(), *pol, sc.seeds.front());
+    spec.check_invariants = true;
+    WakeExplain ex;
+    if (explain_nth) {
+        spec.explain = &ex;
+        spec.explain_wakeup = explain_nth;
+    }
+    const RunResult r = run_simulation(spec);
+    return Outcome{r.metrics, r.completed, ex.lines()};
+}
+
+// A requester R and a server S (roles as the policies see them) ping-pong `loops` times; the
+// server takes `service` per request. Both wake sites are sync-capable request/reply sites whose
+// mainline flags are `flags`. Extra tasks are appended.
+json request_reply(const std::string& flags, int loops, const std::string& service, const std::string& policies,
+                   const std::string& machine = R"("kvm-2vcpu")", const std::string& extra = "",
+                   const std::string& run = "{}") {
+    const std::string site = R"("flags": )" + flags + R"(, "sync_capable": true)";
+    const std::string l = std::to_string(loops);
+    return doc(R"({"machine": )" + machine + R"(,
+      "workload": {"kind": "program",
+        "channels": {"req": {"wake": {)" + site + R"(, "role": "request"}},
+                     "rep": {"wake": {)" + site + R"(, "role": "reply"}}},
+        "tasks": [
+          {"name": "R", "role": "requester", "program": [{"loop": )" + l +
+               R"(, "do": [{"run": "5us"}, {"post": "req"}, {"wait": "rep"}, {"op": 0}]}]},
+          {"name": "S", "role": "server", "program": [{"loop": )" + l + R"(, "do": [{"wait": "req"}, {"run": ")" +
+               service + R"("}, {"post": "rep"}]}]})" + extra + R"(]},
+      "policies": )" + policies + R"(, "run": )" + run + "}");
+}
+
+const std::string kSeesawVariants = R"([
+    "plain",
+    {"name": "one_bit", "use": "seesaw", "params": {"variant": "one_bit"}},
+    {"name": "two_bits", "use": "seesaw", "params": {"variant": "two_bits"}},
+    {"name": "pair_id", "use": "seesaw", "params": {"variant": "pair_id"}},
+    {"name": "time_window", "use": "seesaw", "params": {"variant": "time_window", "window": "40ms"}}])";
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// wf_sync, wf_current_cpu
+
+TEST_CASE("wf_sync adds WF_SYNC at sync-capable sites only", "[policies][wf_sync]") {
+    // Sync-capable sites without WF_SYNC in mainline: plain wakes from the idle target (step 1);
+    // with WF_SYNC wake_affine picks the waker's CPU and step 2 returns the idle prev instead.
+    const json d = request_reply("[]", 50, "5us", R"(["plain", "wf_sync"])");
+    const Outcome plain = simulate(d, "plain", 1);
+    const Outcome sync = simulate(d, "wf_sync", 1);
+    CHECK(plain.said("flags=WF_TTWU"));
+    CHECK_FALSE(plain.said("WF_SYNC"));
+    CHECK(sync.said("flags=WF_TTWU|WF_SYNC"));
+    CHECK(plain.n("select.sis_target") == plain.n("wakeups"));
+    CHECK(sync.n("select.sis_prev") == sync.n("wakeups"));
+    // Neither stacks the pair on an idle LLC.
+    CHECK(plain.n("migrations") == 0);
+    CHECK(sync.n("migrations") == 0);
+
+    // A site that is not sync-capable is left alone.
+    json other = d;
+    for (const char* ch : {"req", "rep"}) other["workload"]["channels"][ch]["wake"]["sync_capable"] = false;
+    CHECK(simulate(other, "wf_sync").m == simulate(other, "plain").m);
+}
+
+TEST_CASE("wf_current_cpu only changes request and reply sites", "[policies][wf_current_cpu]") {
+    json d = request_reply("[]", 50, "5us", R"(["plain", "wf_current_cpu"])");
+    for (const char* ch : {"req", "rep"}) d["workload"]["channels"][ch]["wake"]["role"] = "generic";
+    const Outcome w = simulate(d, "wf_current_cpu");
+    CHECK(w.n("select.current_cpu") == 0);
+    CHECK(w.m == simulate(d, "plain").m);
+}
+
+// ---------------------------------------------------------------------------------------------
+// seesaw (row 42)
+
+TEST_CASE("Row 42: seesaw leaves unmarked tasks on the normal path under every variant", "[policies][seesaw][row42]") {
+    // Roles "other" and no pair id: no variant recognises the pair.
+    json d = request_reply("[]", 50, "5us", kSeesawVariants, flat(4));
+    for (auto& t : d["workload"]["tasks"]) t["role"] = "other";
+    const Outcome plain = simulate(d, "plain");
+    for (const char* v : {"one_bit", "two_bits", "pair_id", "time_window"}) {
+        INFO("variant " << v);
+        const Outcome s = simulate(d, v);
+        CHECK(s.n("select.policy_early") == 0);
+        CHECK(s.m == plain.m);
+    }
+}
+
+TEST_CASE("Row 42: seesaw one_bit and pair_id pull both directions of a marked pair onto the waker's CPU",
+          "[policies][seesaw][row42]") {
+    // perf bench sched pipe marks its two tasks requester/server with pair id 1.
+    const json d = doc(R"({"machine": )" + flat(4) + R"(, "workload": {"kind": "pipe", "loops": 200},
+                           "policies": )" + kSeesawVariants + "}");
+    const Outcome plain = simulate(d, "plain");
+    CHECK(plain.n("select.policy_early") == 0);
+    CHECK(plain.n("ipis") == plain.n("wakeups"));
+    for (const char* v : {"one_bit", "pair_id"}) {
+        INFO("variant " << v);
+        const Outcome s = simulate(d, v);
+        REQUIRE(s.completed);
+        CHECK(s.n("select.policy_early") > 0);
+        // Every wakeup is the rule's or finds the wakee still queued: nothing reaches the fair path.
+        CHECK(s.n("select.policy_early") + s.n("wakeups.no_placement") == s.n("wakeups"));
+        CHECK(s.n("wakeups.remote") == 0);
+        CHECK(s.n("ipis") == 0);
+        CHECK(s.n("migrations") <= 1);
+        CHECK(std::max(s.util(0), s.util(1)) > 0.95);
+    }
+}
+
+TEST_CASE("Row 42: seesaw two_bits pulls only the requester to the processing thread", "[policies][seesaw][row42]") {
+    // p.seesaw_req and current.seesaw_proc: only the reply wake (server wakes requester) matches.
+    const json d = doc(R"({"machine": )" + flat(4) + R"(, "workload": {"kind": "pipe", "loops": 100},
+                           "policies": )" + kSeesawVariants + "}");
+    const Outcome s = simulate(d, "two_bits");
+    REQUIRE(s.completed);
+    CHECK(s.n("select.policy_early") > 0);
+    CHECK(s.n("select.policy_early") <= s.n("ops"));
+    int requests = 0, replies = 0;
+    for (uint64_t nth = 1; nth <= 12; ++nth) {
+        const Outcome w = simulate(d, "two_bits", nth);
+        if (w.said("wakee sched-pipe-1 ")) {  // the server: a request wake
+            ++requests;
+            CHECK_FALSE(w.said("policy rule seesaw"));
+        } else if (w.said("wakee sched-pipe-0 ")) {  // the requester: a reply wake
+            ++replies;
+            CHECK(w.said("policy rule seesaw (before WF_CURRENT_CPU)"));
+        }
+    }
+    CHECK(requests > 0);
+    CHECK(replies > 0);
+}
+
+TEST_CASE("Row 42: seesaw time_window applies only within the window after the requester's mark",
+          "[policies][seesaw][row42]") {
+    const std::string pols = R"([{"name": "window40", "use": "seesaw", "params": {"variant": "time_window", "window": "40ms"}}])";
+    // Fast server: every reply comes well within 40 ms of the requester's mark.
+    const Outcome fast = simulate(request_reply("[]", 6, "20us", pols), "window40");
+    CHECK(fast.n("select.policy_early") > 0);
+    // Slow server (50 ms per request): the mark has expired by the reply.
+    const Outcome slow = simulate(request_reply("[]", 6, "50ms", pols, R"("kvm-2vcpu")", "", R"({"duration": "1s"})"), "window40");
+    REQUIRE(slow.completed);
+    CHECK(slow.n("select.policy_early") == 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// reciprocal_sync (row 41): the traces are in test_wake_path.cpp; here the guards.
+
+TEST_CASE("Row 41: reciprocal_sync does not fire when the waker is not alone on its CPU", "[policies][reciprocal_sync][row41]") {
+    // A third task pinned to each CPU keeps both runqueues at two runnable tasks whenever the pair
+    // wakes each other, so "nr_running - delayed == 1" fails.
+    const std::string spin = R"(, {"name": "s0", "cpus": "0", "program": [{"loop": 0, "do": [{"run": "1ms"}]}]},
+                                  {"name": "s1", "cpus": "1", "program": [{"loop": 0, "do": [{"run": "1ms"}]}]})";
+    const Outcome r = simulate(request_reply(R"(["WF_SYNC"])", 20, "5us", R"(["reciprocal_sync"])", R"("kvm-2vcpu")", spin,
+                                             R"({"duration": "400ms"})"));
+    CHECK(r.n("ops") == 20);
+    CHECK(r.n("select.policy_affine") == 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// migrate_disable_wait, prev_cpu, sched_idle_server
+
+namespace {
+
+// The requester starts on CPU0, where a hog is pinned; the server starts on CPU1. Reply wakes are
+// WF_SYNC, so plain pulls the requester next to the server, away from the hog.
+json requester_next_to_hog(const std::string& policies) {
+    return request_reply(R"(["WF_SYNC"])", 50, "5us", policies, R"("kvm-2vcpu")",
+                         R"(, {"name": "hog", "cpus": "0", "program": [{"loop": 0, "do": [{"run": "1ms"}]}]})",
+                         R"({"duration": "50ms"})");
+}
+
+}  // namespace
+
+TEST_CASE("migrate_disable_wait: a waiting requester is woken where it slept and never migrates",
+          "[policies][migrate_disable_wait]") {
+    const json d = requester_next_to_hog(R"(["plain", "migrate_disable_wait"])");
+    const Outcome plain = simulate(d, "plain");
+    CHECK(plain.n("ops") == 50);
+    CHECK(plain.n("migrations") >= 1);  // plain lets the requester escape the hog
+    const Outcome md = simulate(d, "migrate_disable_wait");
+    CHECK(md.n("ops") == 50);
+    CHECK(md.n("migrations") == 0);
+    CHECK(md.n("select.pinned") > 0);
+    // A reply wake of the requester that needs a placement skips the fair class.
+    bool saw = false;
+    for (uint64_t nth = 1; nth <= 30 && !saw; ++nth) {
+        const Outcome w = simulate(d, "migrate_disable_wait", nth);
+        if (w.said("migration disabled")) {
+            saw = true;
+            CHECK(w.said("result: cpu0 (no migration)"));
+            CHECK_FALSE(w.said("select_task_rq_fair"));
+        }
+    }
+    CHECK(saw);
+}
+
+TEST_CASE("prev_cpu: always returns the wakee's prev; if_idle only when prev is idle", "[policies][prev_cpu]") {
+    const std::string pols =
+        R"(["plain", "prev_cpu", {"name": "prev_if_idle", "use": "prev_cpu", "params": {"mode": "if_idle"}}])";
+    // Next to the hog: "always" keeps the requester on its busy prev (no migration at all); every
+    // placement is the rule's.
+    const json busy = requester_next_to_hog(pols);
+    const Outcome always = simulate(busy, "prev_cpu");
+    CHECK(always.n("ops") == 50);
+    CHECK(always.n("migrations") == 0);
+    CHECK(always.n("select.policy_early") > 0);
+    CHECK(always.n("select.policy_early") + always.n("wakeups.no_placement") == always.n("wakeups"));
+    // "if_idle" does not keep the requester next to the hog: its prev is busy, so the kernel path
+    // runs and the requester escapes as under plain.
+    const Outcome if_idle = simulate(busy, "prev_if_idle");
+    CHECK(if_idle.n("select.policy_early") < always.n("select.policy_early"));
+    CHECK(if_idle.n("migrations") >= 1);
+    // On an idle machine every prev is idle when its task is woken: "if_idle" takes every wakeup.
+    const Outcome idle = simulate(request_reply("[]", 50, "5us", pols), "prev_if_idle");
+    CHECK(idle.n("migrations") == 0);
+    CHECK(idle.n("select.policy_early") == idle.n("wakeups"));
+}
+
+TEST_CASE("sched_idle_server: a CPU running only the server counts as idle for placement", "[policies][sched_idle_server][row17]") {
+    // W (pinned to CPU0) wakes P, forked on CPU0; the server computes on CPU1.
+    const json d = doc(R"({"machine": "kvm-2vcpu",
+      "workload": {"kind": "program", "channels": {"ch": {}},
+        "tasks": [
+          {"name": "P", "program": [{"wait": "ch"}, {"run": "10us"}]},
+          {"name": "W", "cpus": "0", "program": [{"run": "100us"}, {"post": "ch"}, {"run": "50us"}]},
+          {"name": "server", "role": "server", "cpus": "1", "program": [{"loop": 0, "do": [{"run": "1ms"}]}]}]},
+      "policies": ["plain", "sched_idle_server"], "run": {"duration": "5ms"}})");
+    const Outcome plain = simulate(d, "plain", 1);
+    CHECK(plain.said("result: cpu0 (no migration)"));
+    const Outcome si = simulate(d, "sched_idle_server", 1);
+    CHECK(si.said("result: cpu1 (migration from cpu0)"));
+    CHECK(si.n("preemptions") >= 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Accounting, invariants, determinism
+
+TEST_CASE("Every wakeup is counted as local or remote, as ttwu_stat does", "[wake_path][accounting]") {
+    // A stacked WF_CURRENT_CPU pair often wakes a partner that has set itself to sleep but not yet
+    // reached schedule() (ttwu_runnable): those are local wakeups too.
+    const Outcome r = simulate(request_reply("[]", 100, "5us", R"(["wf_current_cpu"])"));
+    REQUIRE(r.completed);
+    CHECK(r.n("wakeups.no_placement") > 0);
+    CHECK(r.n("wakeups.local") + r.n("wakeups.remote") == r.n("wakeups"));
+    CHECK(r.n("wakeups.remote") == 0);
+}
+
+TEST_CASE("A busy messaging run with hogs keeps the scheduler's invariants and consumes every message",
+          "[wake_path][invariants]") {
+    const json d = doc(R"({"machine": "xeon-2s-16c32t",
+      "workload": {"kind": "messaging", "groups": 2, "fds": 4, "loops": 20, "hogs": {"count": 6}},
+      "policies": ["plain", "wf_sync", "reciprocal_sync"], "run": {"duration": "2s"}})");
+    for (const char* p : {"plain", "wf_sync", "reciprocal_sync"}) {
+        INFO("policy " << p);
+        const Outcome r = simulate(d, p);  // check_invariants throws on a violation
+        // The receivers read every message (2 groups x 4 senders x 4 receivers x 20 loops).
+        REQUIRE(r.completed);
+        CHECK(r.n("ops") == 2 * 4 * 4 * 20);
+        // CPU time adds up: no CPU busier than the window, and at most 32 CPUs' worth in all.
+        double sum = 0;
+        for (int c = 0; c < 32; ++c) {
+            CHECK(r.util(c) >= 0.0);
+            CHECK(r.util(c) <= 1.0);
+            sum += r.util(c);
+        }
+        CHECK(sum <= 32.0);
+        CHECK(r.m.at("cpu_util.sum").get<double>() == Approx(sum).margin(1e-4));
+        CHECK(r.n("wakeups.local") + r.n("wakeups.remote") == r.n("wakeups"));
+        CHECK(r.n("migrations") == r.n("migrations.wakeup") + r.n("migrations.balance") + r.n("migrations.newidle") +
+                                       r.n("migrations.active"));
+        CHECK(r.n("select.pinned") + r.n("select.policy_early") + r.n("select.current_cpu") +
+                  r.n("select.policy_affine") + r.n("select.sis_target") + r.n("select.sis_prev") +
+                  r.n("select.sis_kthread") + r.n("select.sis_recent") + r.n("select.sis_capacity") +
+                  r.n("select.sis_smt") + r.n("select.sis_scan") + r.n("select.sis_fallback") + r.n("select.slow_path") ==
+              r.n("wakeups") - r.n("wakeups.no_placement"));
+    }
+}
+
+TEST_CASE("The same scenario and seed give identical metrics", "[wake_path][determinism]") {
+    const json d = doc(R"({"machine": "xeon-2s-16c32t",
+      "workload": {"kind": "messaging", "groups": 1, "fds": 4, "loops": 10, "hogs": {"count": 3}},
+      "policies": ["plain"], "run": {"seeds": [7]}})");
+    const Outcome a = simulate(d);
+    const Outcome b = simulate(d);
+    CHECK(a.m.dump() == b.m.dump());
+}
+
+TEST_CASE("run_scenario gives the same results with one job and with two", "[wake_path][determinism]") {
+    const Scenario sc = parse_scenario(doc(R"({"machine": "kvm-2vcpu",
+      "workload": {"kind": "pipe", "loops": 300},
+      "policies": ["plain", "wf_sync", "reciprocal_sync"], "run": {"seeds": [1, 2]},
+      "cases": [{"name": "unpinned"}, {"name": "hog", "set": {"workload": {"hogs": {"count": 1}}, "run": {"duration": "20ms"}}}]})"),
+                                       "test.json");
+    RunOptions one;
+    one.jobs = 1;
+    RunOptions two;
+    two.jobs = 2;
+    const auto r1 = run_scenario(sc, one);
+    const auto r2 = run_scenario(sc, two);
+    REQUIRE(r1.size() == 12);
+    REQUIRE(r2.size() == r1.size());
+    for (size_t i = 0; i < r1.size(); ++i) {
+        INFO(r1[i].case_name << " " << r1[i].policy << " seed " << r1[i].seed);
+        CHECK(r1[i].case_name == r2[i].case_name);
+        CHECK(r1[i].policy == r2[i].policy);
+        CHECK(r1[i].seed == r2[i].seed);
+        CHECK(r1[i].result.metrics.dump() == r2[i].result.metrics.dump());
+    }
+    // Different seeds are different samples (fork spacing and cost jitter are seeded).
+    CHECK(r1[0].result.metrics.dump() != r1[1].result.metrics.dump());
+}
