@@ -49,11 +49,13 @@ Hardware::Hardware(Engine& engine, const Topology& topo, const MachineProfile& p
     const int64_t start = gov_ == Gov::powersave ? fmin_ : fmax_;
     for (auto& d : doms_) {
         d.cur = d.target = start;
+        d.cur_idx = static_cast<size_t>(std::lower_bound(opp_.begin(), opp_.end(), start) - opp_.begin());
         d.busy_at_sample.assign(d.cpus.size(), 0);
     }
     states_ = prof_.effective_idle_states();
     busy_.assign(static_cast<size_t>(n), 0);
     speed_.assign(static_cast<size_t>(n), 1.0);
+    inv_speed_.assign(static_cast<size_t>(n), 1.0);
     // Idle CPUs after boot: long idle history, so the governor picks the deepest state.
     idle_hist_.assign(static_cast<size_t>(n), {});
     for (auto& h : idle_hist_) h.fill(10 * kNsPerMs);
@@ -75,10 +77,9 @@ void Hardware::start() {
         engine_.schedule(engine_.now() + prof_.sampling_ns, target_, kSample, static_cast<int32_t>(i));
 }
 
-int64_t Hardware::freq_khz(int cpu) const { return doms_[static_cast<size_t>(dom_of_[static_cast<size_t>(cpu)])].cur; }
-
 void Hardware::recompute_speed(int cpu) {
     double s = topo_.cpu(cpu).capacity / 1024.0 * static_cast<double>(freq_khz(cpu)) / static_cast<double>(fmax_);
+    inv_speed_[static_cast<size_t>(cpu)] = s;
     if (prof_.smt_factor_pct < 100) {
         const CpuSet& sib = topo_.smt_siblings(cpu);
         for (int x = sib.first(); x >= 0; x = sib.next(x + 1))
@@ -101,14 +102,14 @@ void Hardware::account(int cpu) {
     const Time now = engine_.now();
     const Time dt = now - a.last;
     if (dt <= 0) return;
-    const int64_t f = freq_khz(cpu);
-    a.khz_time += static_cast<double>(dt) * static_cast<double>(f);
+    const Domain& d = doms_[static_cast<size_t>(dom_of_[static_cast<size_t>(cpu)])];
+    const double f = static_cast<double>(d.cur);
+    a.khz_time += static_cast<double>(dt) * f;
     if (a.busy) {
-        a.khz_busy_time += static_cast<double>(dt) * static_cast<double>(f);
+        a.khz_busy_time += static_cast<double>(dt) * f;
         a.busy_time += dt;
     }
-    const auto it = std::lower_bound(opp_.begin(), opp_.end(), f);
-    a.opp_res[static_cast<size_t>(it - opp_.begin())] += dt;
+    a.opp_res[d.cur_idx] += dt;
     a.last = now;
 }
 
@@ -131,6 +132,7 @@ void Hardware::set_domain_freq(Domain& d, int64_t khz) {
     if (khz == d.cur) return;
     for (int c : d.cpus) account(c);
     d.cur = khz;
+    d.cur_idx = static_cast<size_t>(std::lower_bound(opp_.begin(), opp_.end(), khz) - opp_.begin());
     for (int c : d.cpus) {
         recompute_speed(c);
         if (trace_) trace_->cpu_frequency(engine_.now(), c, khz);

@@ -37,10 +37,8 @@ public:
     // Speed relative to the reference (capacity 1024 at the highest OPP, sibling idle).
     double speed(int cpu) const { return speed_[static_cast<size_t>(cpu)]; }
     // The same without SMT contention: what PELT's capacity and frequency invariance scale by.
-    double invariant_speed(int cpu) const {
-        return topo_.cpu(cpu).capacity / 1024.0 * static_cast<double>(freq_khz(cpu)) / static_cast<double>(fmax_);
-    }
-    int64_t freq_khz(int cpu) const;
+    double invariant_speed(int cpu) const { return inv_speed_[static_cast<size_t>(cpu)]; }
+    int64_t freq_khz(int cpu) const { return doms_[static_cast<size_t>(dom_of_[static_cast<size_t>(cpu)])].cur; }
     int64_t max_khz() const { return fmax_; }
     const std::string& governor() const { return gov_name_; }
 
@@ -78,6 +76,7 @@ private:
     struct Domain {
         std::vector<int> cpus;
         int64_t cur = 0, target = 0;
+        size_t cur_idx = 0;  // index of cur in the OPP table
         Time last_eval = -kTimeNever;
         uint32_t gen = 0;
         std::vector<Time> busy_at_sample;
@@ -113,7 +112,7 @@ private:
     Time rate_limit_ = 0;
     std::vector<Domain> doms_;
     std::vector<int> dom_of_;
-    std::vector<double> speed_;
+    std::vector<double> speed_, inv_speed_;
     std::vector<uint8_t> busy_;
     std::vector<MachineProfile::IdleState> states_;
     std::vector<int> idle_state_;

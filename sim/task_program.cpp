@@ -114,8 +114,9 @@ Action ProgramDriver::next_action(Task& t) {
                 }
                 if (c.phase == 3) {
                     c.phase = 4;
-                    s_->charge_current(s_->hardware().touch_shared(op.a, ch.def.shared_bytes, s_->driving_cpu()));
-                    if (op.ns2 > 0) return Action::Run(op.ns2);
+                    // Reading the data pulls its lines from the CPU that wrote them.
+                    const int64_t after = op.ns2 + s_->hardware().touch_shared(op.a, ch.def.shared_bytes, s_->driving_cpu());
+                    if (after > 0) return Action::Run(after);
                 }
                 c.phase = 0;
                 ++c.pc;
