@@ -20,6 +20,12 @@ using namespace wakesim;
 
 namespace {
 
+void print_profile(const MachineProfile& p, const char* indent) {
+    for (const auto& l : p.describe())
+        std::printf("%s%-28s %-12s %-6s %s\n%s%-28s   source: %s\n", indent, l.name.c_str(), l.value.c_str(), l.unit.c_str(),
+                    l.help.c_str(), indent, "", l.source.c_str());
+}
+
 int list_cmd(const std::string& what) {
     if (what == "policies") {
         for (const auto& e : policy_registry()) {
@@ -41,9 +47,7 @@ int list_cmd(const std::string& what) {
             Topology topo = make_topology_preset(t.name);
             std::printf("%s: %s (%d CPUs)\n  profile source: %s\n", t.name.c_str(), t.description.c_str(),
                         topo.nr_cpus(), p.source.c_str());
-            for (const auto& info : MachineProfile::params())
-                std::printf("    %-20s %8lld %-4s %s\n", info.name, static_cast<long long>(p.get(info.name)), info.unit,
-                            info.help);
+            print_profile(p, "    ");
         }
     } else if (what == "features") {
         for (const auto& f : feature_table())
@@ -160,8 +164,9 @@ int main(int argc, char** argv) {
                 j["sched_domains"] = sd.to_json();
                 if (is_machine_profile(t.name())) {
                     MachineProfile p = make_machine_profile(t.name());
-                    nlohmann::json pj;
-                    for (const auto& info : MachineProfile::params()) pj[info.name] = p.get(info.name);
+                    nlohmann::json pj = nlohmann::json::array();
+                    for (const auto& l : p.describe())
+                        pj.push_back({{"name", l.name}, {"value", l.value}, {"unit", l.unit}, {"help", l.help}, {"source", l.source}});
                     j["profile"] = pj;
                 }
                 std::cout << j.dump(2) << "\n";
@@ -173,9 +178,7 @@ int main(int argc, char** argv) {
                 if (is_machine_profile(t.name())) {
                     MachineProfile p = make_machine_profile(t.name());
                     std::printf("profile %s (source: %s)\n", p.name.c_str(), p.source.c_str());
-                    for (const auto& info : MachineProfile::params())
-                        std::printf("  %-20s %8lld %-4s %s\n", info.name, static_cast<long long>(p.get(info.name)),
-                                    info.unit, info.help);
+                    print_profile(p, "  ");
                 }
             }
             return 0;

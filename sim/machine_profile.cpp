@@ -253,6 +253,27 @@ const std::vector<MachineProfile::IdleState>& MachineProfile::effective_idle_sta
     return one;
 }
 
+std::vector<MachineProfile::Line> MachineProfile::describe() const {
+    std::vector<Line> out;
+    for (const auto& f : fields()) {
+        const int64_t v = f.i ? this->*(f.i) : static_cast<int64_t>(this->*(f.b));
+        std::string text = f.b ? (v ? "true" : "false") : std::to_string(v);
+        out.push_back({f.info.name, text, f.info.unit, f.info.help, source_of(f.info.name)});
+    }
+    std::string opps;
+    for (int64_t k : opp_khz) opps += (opps.empty() ? "" : " ") + std::to_string(k);
+    out.push_back({"opp_khz", opps.empty() ? "fixed" : opps, "kHz", "operating points, ascending", source_of("opp_khz")});
+    out.push_back({"freq_domain", freq_domain, "", "CPUs sharing a clock", source_of("freq_domain")});
+    out.push_back({"governor", governor, "", "cpufreq governor", source_of("governor")});
+    std::string states;
+    for (const auto& s : effective_idle_states())
+        states += (states.empty() ? "" : " ") + s.name + "(" + std::to_string(s.exit_ns) + "/" + std::to_string(s.residency_ns) +
+                  (s.polling ? ",poll" : "") + ")";
+    out.push_back({"idle_states", states, "ns", "name(exit latency/target residency), shallow to deep", source_of("idle_states")});
+    out.push_back({"idle_governor", idle_governor, "", "cpuidle governor", source_of("idle_governor")});
+    return out;
+}
+
 void MachineProfile::apply_overrides(const JsonNode& node) {
     node.require_object();
     // JSON keys drop the "_ns" suffix: the value carries its unit ("650ns", "1.2us").

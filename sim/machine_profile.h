@@ -77,6 +77,12 @@ struct MachineProfile {
     int64_t get(const std::string& param) const;    // throws std::out_of_range
     void set(const std::string& param, int64_t v);  // throws std::out_of_range
 
+    // Every parameter, structured ones included, as text for `list machines` and `topo show`.
+    struct Line {
+        std::string name, value, unit, help, source;
+    };
+    std::vector<Line> describe() const;
+
     // Per-parameter overrides from a scenario's "machine": {"profile": {...}}; InputError on bad keys.
     void apply_overrides(const JsonNode& node);
 };

@@ -93,3 +93,20 @@ TEST_CASE("Same scenario and seed give byte-identical JSON; another seed changes
     CHECK(runs[0].seed != runs[1].seed);
     CHECK(runs[0].result.metrics.dump() != runs[1].result.metrics.dump());
 }
+
+TEST_CASE("On an E5-2650 a request/reply pair on one CPU is clearly fastest under schedutil, and performance shrinks the gap",
+          "[validation][hardware]") {
+    auto m = run_all("reqreply-e5-governors.json");
+    auto u = [&](const std::string& c) { return usec(m.at(c + "/plain")); };
+    const double same_s = u("same-cpu/schedutil"), smt_s = u("smt-sibling/schedutil"), other_s = u("other-core/schedutil");
+    const double same_p = u("same-cpu/performance"), smt_p = u("smt-sibling/performance"), other_p = u("other-core/performance");
+    CHECK(same_s < 0.8 * smt_s);
+    CHECK(same_s < 0.8 * other_s);
+    // The split pair's gap to the stacked one under performance is less than half of that under schedutil.
+    CHECK((other_p / same_p - 1.0) < 0.5 * (other_s / same_s - 1.0));
+    CHECK((smt_p / same_p - 1.0) < 0.5 * (smt_s / same_s - 1.0));
+    // The mechanism: split, each CPU is half busy and schedutil lets the package clock fall.
+    CHECK(m.at("other-core/schedutil/plain").at("freq_khz.busy").get<int64_t>() <
+          m.at("same-cpu/schedutil/plain").at("freq_khz.busy").get<int64_t>());
+    CHECK(m.at("other-core/performance/plain").at("freq_khz.busy").get<int64_t>() == 2600000);
+}
