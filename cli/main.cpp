@@ -221,6 +221,7 @@ int main(int argc, char** argv) {
         opt.jobs = jobs;
         opt.trace_path = trace_path;
         opt.check_invariants = check;
+        opt.force = force;
         auto runs = run_scenario(sc, opt);
         std::string text;
         if (format == "json")

@@ -79,6 +79,14 @@ std::vector<RunRecord> run_scenario(const Scenario& sc, const RunOptions& opt) {
             for (uint64_t s : sc.seeds) jobs.push_back({&c, &p, s});
         }
     }
+    if (!opt.trace_path.empty() && !opt.force)
+        for (const Job& j : jobs) {
+            const std::string name = trace_name(opt.trace_path, j, jobs.size() > 1);
+            if (std::FILE* f = std::fopen(name.c_str(), "r")) {
+                std::fclose(f);
+                throw InputError(name, "", "the trace file exists; pass --force to overwrite it");
+            }
+        }
     std::vector<RunRecord> out(jobs.size());
     std::atomic<size_t> next{0};
     std::exception_ptr failure;

@@ -22,6 +22,7 @@ struct RunOptions {
     int jobs = 1;
     std::string trace_path;             // empty: no trace
     bool check_invariants = false;
+    bool force = false;  // overwrite existing trace files
 };
 
 // Throws InputError for an unknown case or policy name in the filter.

@@ -172,7 +172,10 @@ double Scheduler::task_util(const Task& t) const {
     return cfg_.features.on(Feat::UTIL_EST) ? std::max(u, t.pelt.util_est) : u;
 }
 
+// task_h_load() without cgroups: a sleeping wakee's load as last updated (when it went to sleep);
+// the wake path does not sync it before wake_affine_weight().
 double Scheduler::task_load(const Task& t) const {
+    if (t.state == TaskState::sleeping || t.state == TaskState::waking) return t.pelt.load_avg;
     const double d = decay(engine_.now() - t.pelt.last_update);
     const bool runnable = t.state == TaskState::running || t.state == TaskState::runnable;
     return t.pelt.load_avg * d + (runnable ? t.weight * (1.0 - d) : 0.0);
@@ -318,7 +321,7 @@ void Scheduler::update_curr(int cpu) {
     t->vruntime += calc_delta_fair(delta, *t);
     if (t->vruntime >= t->deadline) {
         t->deadline = t->vruntime + calc_delta_fair(t->slice, *t);
-        if (rq.nr_running - rq.nr_delayed > 1) rq.need_resched = true;  // slice used up
+        if (rq.nr_running > 1) rq.need_resched = true;  // slice used up (nr_queued counts delayed entities)
     }
 }
 
@@ -418,9 +421,9 @@ bool Scheduler::try_to_wake_up(Task& p, uint32_t flags, Task* waker, int this_cp
         if (check_preempt_wakeup(p.cpu, p, flags)) resched(p.cpu);
         return true;
     }
-    pelt_update_task(p, false, false);
     ttwu_cost_ = 0;
     int cpu = select_task_rq(p, p.wake_cpu, flags, waker, this_cpu);
+    pelt_update_task(p, false, false);  // the sleep's decay, before the signal moves with the task
     if (cpu != p.cpu) {
         flags |= WF_MIGRATED;
         set_task_cpu(p, cpu, MigrationCause::wakeup);

@@ -58,7 +58,10 @@ bool ProgramDriver::take_token(ChanState& c) {
 
 Action ProgramDriver::next_action(Task& t) {
     Ctx& c = ctx_[static_cast<size_t>(by_task_id_[static_cast<size_t>(t.id)])];
-    for (;;) {
+    for (uint64_t steps = 0;; ++steps) {
+        if (steps > 10000000)
+            throw std::runtime_error("task " + t.comm +
+                                     " loops without spending time or blocking (e.g. it posts to the channel it waits on)");
         if (c.pc >= c.code.size()) {
             if (!defs_[static_cast<size_t>(&c - ctx_.data())].background && ++exited_ == foreground_) ctl_.finish();
             return Action::Exit();

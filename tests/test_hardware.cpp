@@ -1,0 +1,729 @@
+// The hardware model (sim/hardware.h) one mechanism at a time: cpufreq governors (schedutil,
+// performance, powersave, ondemand, conservative), the cpuidle governor (menu, teo), cache warmth
+// of working sets and shared data, SMT contention. The Hardware object is driven directly through
+// a fake HardwareClient whose utilisation and busy time the test sets; one end-to-end check runs
+// the request/reply scenario through the simulator. References: docs kernel-wakeup-path.md s.12.3,
+// hardware-costs.md A3-A6.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sim/engine.h"
+#include "sim/hardware.h"
+#include "sim/machine_profile.h"
+#include "sim/runner.h"
+#include "sim/scenario.h"
+#include "sim/simulation.h"
+#include "sim/task.h"
+#include "topology/topology.h"
+
+#ifndef WAKESIM_SOURCE_DIR
+#define WAKESIM_SOURCE_DIR "."
+#endif
+
+using namespace wakesim;
+
+namespace {
+
+// What the scheduler would tell the hardware, set by hand.
+class FakeClient final : public HardwareClient {
+public:
+    explicit FakeClient(int n) : util(static_cast<size_t>(n), 0.0), busy(static_cast<size_t>(n), 0) {}
+    double cpu_util(int cpu) const override { return util[static_cast<size_t>(cpu)]; }
+    Time cpu_busy_ns(int cpu) const override { return busy[static_cast<size_t>(cpu)]; }
+    void speed_changed(int cpu) override { changed.push_back(cpu); }
+
+    std::vector<double> util;  // PELT util_avg, 0..capacity
+    std::vector<Time> busy;    // cumulative non-idle ns
+    std::vector<int> changed;  // every speed_changed() call, in order
+};
+
+MachineProfile profile_for(const std::string& machine, const std::function<void(MachineProfile&)>& edit) {
+    MachineProfile p = make_machine_profile(machine);
+    if (edit) edit(p);
+    return p;
+}
+
+// One machine's hardware with a fake scheduler above it.
+struct Rig {
+    Topology topo;
+    MachineProfile prof;
+    Engine engine;
+    FakeClient client;
+    Hardware hw;
+
+    explicit Rig(const std::string& machine, const std::function<void(MachineProfile&)>& edit = {})
+        : topo(make_topology_preset(machine)),
+          prof(profile_for(machine, edit)),
+          client(topo.nr_cpus()),
+          hw(engine, topo, prof) {
+        hw.set_client(&client);
+        hw.start();
+    }
+    void set_util(int cpu, double frac_of_capacity) {
+        client.util[static_cast<size_t>(cpu)] = frac_of_capacity * topo.cpu(cpu).capacity;
+    }
+    void advance(Time dt) { engine.run_until(engine.now() + dt); }
+    void advance_to(Time t) { engine.run_until(t); }
+    std::set<int> changed_set() const { return {client.changed.begin(), client.changed.end()}; }
+};
+
+std::function<void(MachineProfile&)> governor(const std::string& g) {
+    return [g](MachineProfile& p) { p.governor = g; };
+}
+
+int64_t lowest_opp_at_least(const MachineProfile& p, double khz) {
+    for (int64_t f : p.opp_khz)
+        if (static_cast<double>(f) >= khz) return f;
+    return p.opp_khz.back();
+}
+int64_t highest_opp_at_most(const MachineProfile& p, double khz) {
+    int64_t pick = p.opp_khz.front();
+    for (int64_t f : p.opp_khz)
+        if (static_cast<double>(f) <= khz) pick = f;
+    return pick;
+}
+
+int state_index(const Hardware& hw, const std::string& name) {
+    const auto& st = hw.idle_states();
+    for (size_t i = 0; i < st.size(); ++i)
+        if (st[i].name == name) return static_cast<int>(i);
+    return -1;
+}
+std::string state_name(const Hardware& hw, int cpu) {
+    const int s = hw.idle_state(cpu);
+    return s < 0 ? std::string("(running)") : hw.idle_states()[static_cast<size_t>(s)].name;
+}
+
+// Leaves the boot-time idle, then goes through idle periods of the given lengths (each followed by
+// 1 us of running), and enters idle once more: the state the governor picks for that entry.
+void idle_history(Rig& r, int cpu, const std::vector<Time>& lengths) {
+    r.hw.idle_exit(cpu);
+    for (Time len : lengths) {
+        r.advance(kNsPerUs);
+        r.hw.idle_enter(cpu);
+        r.advance(len);
+        r.hw.idle_exit(cpu);
+    }
+    r.advance(kNsPerUs);
+    r.hw.idle_enter(cpu);
+}
+
+constexpr int64_t kFmin = 1200000, kFmax = 2600000;  // E5-2650 v2
+constexpr Time kStart = kNsPerMs;                    // tests start away from t = 0
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// 1. schedutil (kernel-wakeup-path.md s.12.3, hardware-costs.md A4)
+// ---------------------------------------------------------------------------------------------
+
+TEST_CASE("schedutil: the e5-2650-2s profile is a package-wide 1.2-2.6 GHz P-state with a 15 us rate limit", "[hardware]") {
+    Rig r("e5-2650-2s");
+    REQUIRE(r.hw.governor() == "schedutil");
+    REQUIRE(r.prof.opp_khz.front() == kFmin);
+    REQUIRE(r.prof.opp_khz.back() == kFmax);
+    REQUIRE(r.hw.max_khz() == kFmax);
+    REQUIRE(r.prof.freq_transition_ns == 10 * kNsPerUs);
+    REQUIRE(r.prof.sugov_rate_limit_ns == 0);  // so: 1.5 x transition latency
+    for (int c = 0; c < r.topo.nr_cpus(); ++c) CHECK(r.hw.freq_khz(c) == kFmax);
+}
+
+TEST_CASE("schedutil: the frequency follows utilisation with 25% headroom (f = lowest OPP >= 1.25 u fmax)", "[hardware]") {
+    struct Row {
+        double util;
+        int64_t want;
+    };
+    // 0.5 -> 0.625 fmax = 1.625 GHz -> 1.7 GHz; 0.7 -> 2.275 -> 2.3; 0.8 -> 2.6 (the tipping point);
+    // 0.9 -> above fmax -> fmax; 0 -> fmin.
+    const Row rows[] = {{0.5, 1700000}, {0.7, 2300000}, {0.8, kFmax}, {0.9, kFmax}, {1.0, kFmax}, {0.0, kFmin}, {0.3, 1000000 * 0 + 1000000}};
+    for (const Row& row : rows) {
+        Rig r("e5-2650-2s");
+        const int64_t want = row.util == 0.3 ? lowest_opp_at_least(r.prof, 1.25 * 0.3 * kFmax) : row.want;
+        INFO("util " << row.util << " of capacity");
+        CHECK(want == lowest_opp_at_least(r.prof, std::min(1.0, 1.25 * row.util) * kFmax));
+        if (row.util == 0.5) CHECK(want >= 0.625 * kFmax);
+        r.advance_to(kStart);
+        r.set_util(0, row.util);
+        r.hw.util_changed(0);
+        r.advance(r.prof.freq_transition_ns);
+        CHECK(r.hw.freq_khz(0) == want);
+    }
+}
+
+TEST_CASE("schedutil: a new frequency takes effect only after the transition latency, on every CPU of the domain", "[hardware]") {
+    Rig r("e5-2650-2s");
+    r.advance_to(kStart);
+    r.set_util(0, 0.5);
+    r.hw.util_changed(0);
+    CHECK(r.hw.freq_khz(0) == kFmax);  // requested, not yet in effect
+    CHECK(r.client.changed.empty());
+    r.advance(r.prof.freq_transition_ns - 1);
+    CHECK(r.hw.freq_khz(0) == kFmax);
+    CHECK(r.client.changed.empty());
+    r.advance(1);
+    CHECK(r.engine.now() == kStart + r.prof.freq_transition_ns);
+    CHECK(r.hw.freq_khz(0) == 1700000);
+    // The package-wide P-state of Ivy Bridge-EP: all 16 CPUs of socket 0 (cores 0-7 and their
+    // siblings 16-23) change, socket 1 does not.
+    std::set<int> pkg0;
+    for (int c = 0; c < 8; ++c) {
+        pkg0.insert(c);
+        pkg0.insert(c + 16);
+    }
+    CHECK(r.changed_set() == pkg0);
+    CHECK(r.client.changed.size() == 16);
+    for (int c : pkg0) {
+        INFO("cpu " << c);
+        CHECK(r.hw.freq_khz(c) == 1700000);
+        CHECK(r.hw.speed(c) == Approx(1700000.0 / kFmax));
+        CHECK(r.hw.invariant_speed(c) == Approx(1700000.0 / kFmax));
+    }
+    for (int c = 8; c < 16; ++c) CHECK(r.hw.freq_khz(c) == kFmax);
+    for (int c = 24; c < 32; ++c) CHECK(r.hw.freq_khz(c) == kFmax);
+}
+
+TEST_CASE("schedutil: the first utilisation update after boot is evaluated whenever it comes", "[hardware]") {
+    // sugov starts with need_freq_update set: the first update is never rate limited.
+    for (Time at : {Time{0}, Time{1}, kNsPerMs, 5 * kNsPerSec}) {
+        Rig r("e5-2650-2s");
+        INFO("first util_changed at " << at << " ns");
+        r.advance_to(at);
+        r.set_util(0, 0.0);
+        r.hw.util_changed(0);
+        r.advance(r.prof.freq_transition_ns);
+        CHECK(r.hw.freq_khz(0) == kFmin);
+    }
+}
+
+TEST_CASE("schedutil: updates are rate limited to one per 1.5 x transition latency", "[hardware]") {
+    Rig r("e5-2650-2s");
+    const Time limit = r.prof.freq_transition_ns * 3 / 2;  // 15 us
+    r.advance_to(kStart);
+    r.set_util(0, 0.5);
+    r.hw.util_changed(0);  // request 1.7 GHz at kStart
+    r.advance_to(kStart + limit - kNsPerUs);
+    REQUIRE(r.hw.freq_khz(0) == 1700000);
+    r.set_util(0, 0.0);
+    r.hw.util_changed(0);  // 14 us later: skipped
+    r.advance(5 * limit);
+    CHECK(r.hw.freq_khz(0) == 1700000);
+    // After the limit the next update is evaluated.
+    r.hw.util_changed(0);
+    r.advance(r.prof.freq_transition_ns);
+    CHECK(r.hw.freq_khz(0) == kFmin);
+}
+
+TEST_CASE("schedutil: the rate limit counts from the last frequency change, not from the last evaluation", "[hardware]") {
+    // sugov_update_next_freq(): last_freq_update_time moves only when next_freq changes. An update
+    // that computes the same frequency does not restart the window.
+    Rig r("e5-2650-2s");
+    const Time limit = r.prof.freq_transition_ns * 3 / 2;
+    r.advance_to(kStart);
+    r.set_util(0, 0.5);
+    r.hw.util_changed(0);  // change to 1.7 GHz at kStart
+    r.advance_to(kStart + 2 * limit);
+    REQUIRE(r.hw.freq_khz(0) == 1700000);
+    r.hw.util_changed(0);  // evaluated, same frequency: no change, window not restarted
+    r.advance(limit / 3);
+    r.set_util(0, 0.0);
+    r.hw.util_changed(0);  // 2.33 limits after the last change: evaluated
+    r.advance(r.prof.freq_transition_ns);
+    CHECK(r.hw.freq_khz(0) == kFmin);
+}
+
+TEST_CASE("schedutil: a shared (package-wide) policy follows its busiest CPU", "[hardware]") {
+    Rig r("e5-2650-2s");
+    r.advance_to(kStart);
+    r.set_util(0, 0.1);
+    r.set_util(5, 0.7);   // same package
+    r.set_util(19, 0.3);  // CPU 3's sibling, same package
+    r.set_util(8, 1.0);   // the other package: not part of this policy
+    r.hw.util_changed(0);
+    r.advance(r.prof.freq_transition_ns);
+    CHECK(r.hw.freq_khz(0) == 2300000);  // 1.25 x 0.7 x 2.6 GHz = 2.275 GHz -> 2.3 GHz
+    CHECK(r.hw.freq_khz(5) == 2300000);
+    // Socket 1: its own policy, driven by its own CPUs.
+    r.set_util(8, 0.0);
+    r.hw.util_changed(9);
+    r.advance(r.prof.freq_transition_ns);
+    CHECK(r.hw.freq_khz(8) == kFmin);
+    CHECK(r.hw.freq_khz(0) == 2300000);
+}
+
+TEST_CASE("schedutil: with per-core P-states (xeon-2s-16c32t) only the core's two threads change clock", "[hardware]") {
+    Rig r("xeon-2s-16c32t");
+    REQUIRE(r.prof.freq_domain == "core");
+    const int64_t fmax = r.prof.opp_khz.back();
+    r.advance_to(kStart);
+    r.set_util(0, 0.0);
+    r.hw.util_changed(0);
+    r.advance(r.prof.freq_transition_ns);
+    CHECK(r.hw.freq_khz(0) == r.prof.opp_khz.front());
+    CHECK(r.hw.freq_khz(16) == r.prof.opp_khz.front());
+    CHECK(r.hw.freq_khz(1) == fmax);
+    CHECK(r.changed_set() == std::set<int>{0, 16});
+}
+
+TEST_CASE("performance stays at fmax and powersave at fmin whatever the utilisation", "[hardware]") {
+    for (double u : {0.0, 0.3, 0.9, 1.0}) {
+        INFO("util " << u);
+        Rig perf("e5-2650-2s", governor("performance"));
+        Rig save("e5-2650-2s", governor("powersave"));
+        for (Rig* r : {&perf, &save}) {
+            r->advance_to(kStart);
+            for (int c = 0; c < r->topo.nr_cpus(); ++c) r->set_util(c, u);
+            for (int i = 0; i < 5; ++i) {
+                r->hw.util_changed(0);
+                r->hw.util_changed(8);
+                r->advance(kNsPerMs);
+            }
+            CHECK(r->client.changed.empty());
+        }
+        for (int c = 0; c < perf.topo.nr_cpus(); ++c) {
+            CHECK(perf.hw.freq_khz(c) == kFmax);
+            CHECK(save.hw.freq_khz(c) == kFmin);
+            CHECK(perf.hw.speed(c) == Approx(1.0));
+            CHECK(save.hw.speed(c) == Approx(static_cast<double>(kFmin) / kFmax));
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. ondemand and conservative (sampling governors, hardware-costs.md A4)
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+// Runs one sampling period with CPU `cpu` busy for `load` of it, up to the point where a
+// frequency requested at the sample has taken effect.
+void sample_period(Rig& r, int cpu, double load, int k) {
+    const Time period = r.prof.sampling_ns;
+    r.client.busy[static_cast<size_t>(cpu)] += static_cast<Time>(load * static_cast<double>(period));
+    r.advance_to(static_cast<Time>(k) * period + r.prof.freq_transition_ns);
+}
+}  // namespace
+
+TEST_CASE("ondemand: idle falls to fmin, fully busy jumps straight to fmax, in between f = fmin + load x (fmax - fmin)", "[hardware]") {
+    Rig r("e5-2650-2s", governor("ondemand"));
+    REQUIRE(r.prof.sampling_ns == 8 * kNsPerMs);
+    CHECK(r.hw.freq_khz(0) == kFmax);
+    int k = 0;
+    sample_period(r, 0, 0.0, ++k);
+    CHECK(r.hw.freq_khz(0) == kFmin);
+    sample_period(r, 0, 1.0, ++k);
+    CHECK(r.hw.freq_khz(0) == kFmax);  // above up_threshold (80%): straight to the top
+    sample_period(r, 3, 0.0, ++k);     // another CPU of the policy idle, CPU 0 idle too
+    CHECK(r.hw.freq_khz(0) == kFmin);
+    sample_period(r, 5, 0.5, ++k);     // the busiest CPU of the policy counts
+    CHECK(r.hw.freq_khz(0) == lowest_opp_at_least(r.prof, kFmin + 0.5 * (kFmax - kFmin)));
+    CHECK(r.hw.freq_khz(0) == 1900000);
+    sample_period(r, 5, 0.85, ++k);
+    CHECK(r.hw.freq_khz(0) == kFmax);
+    CHECK(r.hw.freq_khz(8) == kFmin);  // the other package saw no load
+}
+
+TEST_CASE("conservative: the frequency moves by one 5%-of-fmax step per sampling period", "[hardware]") {
+    // cs_dbs_update(): requested_freq -= / += freq_step (5% of fmax = 130 MHz) per sample, kept
+    // unrounded; the driver gets it with CPUFREQ_RELATION_L going down (lowest OPP >= request) and
+    // CPUFREQ_RELATION_H going up (highest OPP <= request). fmin -> fmax takes
+    // ceil((2.6 - 1.2) / 0.13) = 11 periods each way (hardware-costs.md A4: ~80-150 ms at HZ=250).
+    Rig r("e5-2650-2s", governor("conservative"));
+    const double step = 0.05 * kFmax;
+    int k = 0;
+    std::vector<int64_t> down, up;
+    for (int i = 1; i <= 13; ++i) {
+        sample_period(r, 0, 0.0, ++k);
+        down.push_back(r.hw.freq_khz(0));
+    }
+    for (int i = 1; i <= 13; ++i) {
+        sample_period(r, 0, 1.0, ++k);
+        up.push_back(r.hw.freq_khz(0));
+    }
+    for (int i = 1; i <= 13; ++i) {
+        INFO("period " << i << " idle: " << down[static_cast<size_t>(i - 1)] << " kHz; busy: " << up[static_cast<size_t>(i - 1)] << " kHz");
+        CHECK(down[static_cast<size_t>(i - 1)] == lowest_opp_at_least(r.prof, std::max<double>(kFmin, kFmax - i * step)));
+        CHECK(up[static_cast<size_t>(i - 1)] == highest_opp_at_most(r.prof, std::min<double>(kFmax, kFmin + i * step)));
+    }
+    auto periods_to = [](const std::vector<int64_t>& v, int64_t f) {
+        return static_cast<int>(std::find(v.begin(), v.end(), f) - v.begin()) + 1;
+    };
+    CHECK(periods_to(down, kFmin) == 11);
+    CHECK(periods_to(up, kFmax) == 11);
+    // Monotone in each phase.
+    CHECK(std::is_sorted(down.rbegin(), down.rend()));
+    CHECK(std::is_sorted(up.begin(), up.end()));
+}
+
+TEST_CASE("conservative: a load between the 20% and 80% thresholds leaves the frequency where it is", "[hardware]") {
+    Rig r("e5-2650-2s", governor("conservative"));
+    int k = 0;
+    sample_period(r, 0, 0.0, ++k);
+    const int64_t f = r.hw.freq_khz(0);
+    REQUIRE(f < kFmax);
+    for (int i = 0; i < 5; ++i) sample_period(r, 0, 0.5, ++k);
+    CHECK(r.hw.freq_khz(0) == f);
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. cpuidle governor (hardware-costs.md A3; e5-2650-2s: POLL 0/0, C1 1/1, C1E 10/80, C3 59/156,
+//    C6 82/300 us exit/residency)
+// ---------------------------------------------------------------------------------------------
+
+TEST_CASE("cpuidle: a CPU idle since boot sits in the deepest state, C6", "[hardware]") {
+    Rig r("e5-2650-2s");
+    const int c6 = state_index(r.hw, "C6");
+    REQUIRE(c6 == 4);
+    for (int c = 0; c < r.topo.nr_cpus(); ++c) {
+        CHECK(r.hw.idle_state(c) == c6);
+        CHECK(r.hw.wake_latency(c) == 82 * kNsPerUs);
+        CHECK_FALSE(r.hw.polling(c));
+    }
+}
+
+TEST_CASE("cpuidle (menu): short idle periods pick a shallow state, long ones the deepest; the wake pays its exit latency", "[hardware]") {
+    struct Row {
+        Time len;
+        const char* state;
+        Time exit_ns;
+        bool polls;
+    };
+    const Row rows[] = {
+        {500, "POLL", 0, true},                       // sub-us gaps: poll need_resched
+        {2 * kNsPerUs, "C1", kNsPerUs, false},        // us-scale request/reply gaps
+        {100 * kNsPerUs, "C1E", 10 * kNsPerUs, false},
+        {200 * kNsPerUs, "C3", 59 * kNsPerUs, false},
+        {5 * kNsPerMs, "C6", 82 * kNsPerUs, false},  // ms-scale: the deepest
+    };
+    for (const Row& row : rows) {
+        Rig r("e5-2650-2s");
+        REQUIRE(r.prof.idle_governor == "menu");
+        INFO("eight idle periods of " << row.len << " ns");
+        idle_history(r, 0, std::vector<Time>(8, row.len));
+        CHECK(state_name(r.hw, 0) == row.state);
+        CHECK(r.hw.wake_latency(0) == row.exit_ns);
+        CHECK(r.hw.wake_latency(0) == r.hw.idle_states()[static_cast<size_t>(r.hw.idle_state(0))].exit_ns);
+        CHECK(r.hw.polling(0) == row.polls);
+        // Another CPU's history is its own.
+        CHECK(state_name(r.hw, 1) == "C6");
+        r.advance(row.len);
+        r.hw.idle_exit(0);
+        CHECK(r.hw.idle_state(0) == -1);  // running: no exit latency to pay
+        CHECK(r.hw.wake_latency(0) == 0);
+        CHECK_FALSE(r.hw.polling(0));
+    }
+}
+
+TEST_CASE("cpuidle: teo goes shallower after one short intercept among long idle periods, menu stays deep", "[hardware]") {
+    std::vector<Time> hist(7, 5 * kNsPerMs);
+    hist.push_back(2 * kNsPerUs);  // one early, non-timer wakeup
+    Rig menu("e5-2650-2s");
+    Rig teo("e5-2650-2s", [](MachineProfile& p) { p.idle_governor = "teo"; });
+    idle_history(menu, 0, hist);
+    idle_history(teo, 0, hist);
+    CHECK(state_name(menu.hw, 0) == "C6");  // the average (~4.4 ms) still fits C6
+    CHECK(state_name(teo.hw, 0) == "C1");   // the intercept pulls teo down
+    CHECK(teo.hw.wake_latency(0) < menu.hw.wake_latency(0));
+    // With only long periods both agree on the deepest state.
+    Rig teo_long("e5-2650-2s", [](MachineProfile& p) { p.idle_governor = "teo"; });
+    idle_history(teo_long, 0, std::vector<Time>(8, 5 * kNsPerMs));
+    CHECK(state_name(teo_long.hw, 0) == "C6");
+}
+
+TEST_CASE("cpuidle: the history window is the last eight idle periods", "[hardware]") {
+    Rig r("e5-2650-2s");
+    std::vector<Time> hist(8, 2 * kNsPerUs);
+    idle_history(r, 0, hist);
+    REQUIRE(state_name(r.hw, 0) == "C1");
+    // Eight long periods push every short one out.
+    r.hw.idle_exit(0);
+    for (int i = 0; i < 8; ++i) {
+        r.advance(kNsPerUs);
+        r.hw.idle_enter(0);
+        r.advance(5 * kNsPerMs);
+        r.hw.idle_exit(0);
+    }
+    r.hw.idle_enter(0);
+    CHECK(state_name(r.hw, 0) == "C6");
+}
+
+// ---------------------------------------------------------------------------------------------
+// 4. Cache warmth (hardware-costs.md A5)
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+constexpr int64_t kFootprint = 32;  // KiB
+
+// Refill cost when a task with a 32 KiB working set that just ran on `from` starts on `to`.
+int64_t refill_after_move(Rig& r, int from, int to) {
+    Task t;
+    t.footprint_kib = kFootprint;
+    r.hw.switch_in(t, from);
+    r.hw.switch_out(t, from);
+    return r.hw.switch_in(t, to);
+}
+}  // namespace
+
+TEST_CASE("cache: a new task starts cold and pays footprint x DRAM refill", "[hardware]") {
+    Rig r("e5-2650-2s");
+    Task t;
+    t.footprint_kib = kFootprint;
+    CHECK(r.hw.switch_in(t, 3) == kFootprint * r.prof.refill_dram_ns_per_kib);
+    CHECK(t.cache_cpu == 3);
+    CHECK(r.hw.refill_ns() == kFootprint * r.prof.refill_dram_ns_per_kib);
+    Task none;  // no working set: nothing to refill
+    CHECK(r.hw.switch_in(none, 3) == 0);
+}
+
+TEST_CASE("cache: the refill cost of a migration grows with the distance travelled", "[hardware]") {
+    Rig r("e5-2650-2s");
+    REQUIRE(r.topo.classify(0, 16) == CpuDistance::smt);
+    REQUIRE(r.topo.classify(0, 1) == CpuDistance::llc);
+    REQUIRE(r.topo.classify(0, 8) == CpuDistance::cross_numa);
+    const int64_t same = refill_after_move(r, 0, 0);
+    const int64_t smt = refill_after_move(r, 0, 16);
+    const int64_t llc = refill_after_move(r, 0, 1);
+    const int64_t numa = refill_after_move(r, 0, 8);
+    CHECK(same == 0);
+    CHECK(smt == kFootprint * r.prof.refill_smt_ns_per_kib);
+    CHECK(llc == kFootprint * r.prof.refill_llc_ns_per_kib);
+    CHECK(numa == kFootprint * r.prof.refill_cross_numa_ns_per_kib);
+    CHECK(same < smt);
+    CHECK(smt < llc);
+    CHECK(llc < numa);
+    CHECK(r.hw.transfer_ns_per_kib(0, 0) == 0);
+    CHECK(r.hw.transfer_ns_per_kib(0, 24) == r.prof.refill_cross_numa_ns_per_kib);  // CPU 8's sibling
+}
+
+TEST_CASE("cache: a working set left on a CPU fades with other work run there", "[hardware]") {
+    Rig r("e5-2650-2s");
+    const double cold = static_cast<double>(kFootprint * r.prof.refill_dram_ns_per_kib);
+    const Time tau = r.prof.cache_evict_busy_ns;  // 2 ms of other work evicts 63%
+    Task t;
+    t.footprint_kib = kFootprint;
+    r.hw.switch_in(t, 0);
+    std::vector<int64_t> cost;
+    for (Time other : {Time{0}, tau / 4, tau, 3 * tau, 20 * tau}) {
+        r.hw.switch_out(t, 0);
+        r.client.busy[0] += other;  // other tasks run on CPU 0 meanwhile (no time passes)
+        r.client.busy[1] += 50 * tau;  // work elsewhere does not touch CPU 0's caches
+        cost.push_back(r.hw.switch_in(t, 0));
+        INFO("other work " << other << " ns: refill " << cost.back() << " ns");
+        CHECK(static_cast<double>(cost.back()) == Approx(cold * (1.0 - std::exp(-static_cast<double>(other) / static_cast<double>(tau)))).margin(1.0));
+    }
+    CHECK(cost.front() == 0);
+    CHECK(std::is_sorted(cost.begin(), cost.end()));
+    CHECK(static_cast<double>(cost.back()) == Approx(cold).margin(1.0));
+    // The task's own running on CPU 0 between switch_in and switch_out is not "other work".
+    r.hw.switch_in(t, 0);
+    r.client.busy[0] += 10 * tau;
+    r.hw.switch_out(t, 0);
+    CHECK(r.hw.switch_in(t, 0) == 0);
+}
+
+TEST_CASE("cache: a working set fades with time away, and a long-gone set costs a DRAM refill wherever the task goes", "[hardware]") {
+    Rig r("e5-2650-2s");
+    const double cold = static_cast<double>(kFootprint * r.prof.refill_dram_ns_per_kib);
+    const Time tau = r.prof.cache_evict_idle_ns;  // 100 ms
+    Task t;
+    t.footprint_kib = kFootprint;
+    r.hw.switch_in(t, 0);
+    r.hw.switch_out(t, 0);
+    r.advance(tau);
+    CHECK(static_cast<double>(r.hw.switch_in(t, 0)) == Approx(cold * (1.0 - std::exp(-1.0))).margin(1.0));
+    r.hw.switch_out(t, 0);
+    r.advance(tau / 10);
+    const int64_t short_away = r.hw.switch_in(t, 0);
+    CHECK(short_away > 0);
+    CHECK(static_cast<double>(short_away) < cold * 0.2);
+    // Gone for 2 s: another core gets a DRAM-cold set, not an L3 transfer.
+    r.hw.switch_out(t, 0);
+    r.advance(20 * tau);
+    CHECK(static_cast<double>(r.hw.switch_in(t, 1)) == Approx(cold).margin(1.0));
+    // Half-faded: a move pays the warm part at the transfer cost and the rest from DRAM.
+    r.hw.switch_out(t, 1);
+    r.advance(tau);
+    const double warm = std::exp(-1.0);
+    const double mixed = kFootprint * (warm * static_cast<double>(r.prof.refill_smt_ns_per_kib) +
+                                       (1.0 - warm) * static_cast<double>(r.prof.refill_dram_ns_per_kib));
+    CHECK(static_cast<double>(r.hw.switch_in(t, 17)) == Approx(mixed).margin(1.0));  // CPU 1's sibling
+}
+
+TEST_CASE("cache: shared data costs nothing on the CPU that touched it last and the transfer cost elsewhere", "[hardware]") {
+    Rig r("e5-2650-2s");
+    const int64_t bytes = 4096;
+    const int obj = 7;
+    const int64_t before = r.hw.refill_ns();
+    CHECK(r.hw.touch_shared(obj, bytes, 0) == 0);  // first touch: nobody had it
+    CHECK(r.hw.touch_shared(obj, bytes, 0) == 0);  // same CPU again
+    const int64_t to1 = r.hw.touch_shared(obj, bytes, 1);
+    CHECK(to1 == bytes * r.prof.refill_llc_ns_per_kib / 1024);
+    CHECK(r.hw.touch_shared(obj, bytes, 1) == 0);
+    const int64_t to17 = r.hw.touch_shared(obj, bytes, 17);  // CPU 1's sibling: shares L1/L2
+    CHECK(to17 == bytes * r.prof.refill_smt_ns_per_kib / 1024);
+    const int64_t to8 = r.hw.touch_shared(obj, bytes, 8);  // the other socket
+    CHECK(to8 == bytes * r.prof.refill_cross_numa_ns_per_kib / 1024);
+    CHECK(to17 < to1);
+    CHECK(to1 < to8);
+    // Objects are independent.
+    CHECK(r.hw.touch_shared(obj + 1, bytes, 8) == 0);
+    CHECK(r.hw.touch_shared(obj + 1, bytes, 0) == bytes * r.prof.refill_cross_numa_ns_per_kib / 1024);
+    CHECK(r.hw.refill_ns() - before == to1 + to17 + to8 + bytes * r.prof.refill_cross_numa_ns_per_kib / 1024);
+    CHECK(r.hw.touch_shared(-1, bytes, 3) == 0);
+    CHECK(r.hw.touch_shared(obj, 0, 3) == 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// 5. SMT contention (hardware-costs.md A6)
+// ---------------------------------------------------------------------------------------------
+
+TEST_CASE("SMT: a thread runs at capacity x frequency ratio alone and at smt_factor of that while its sibling is busy", "[hardware]") {
+    Rig r("e5-2650-2s");
+    REQUIRE(r.prof.smt_factor_pct == 62);
+    REQUIRE(r.topo.same_core(0, 16));
+    const double f = 0.62;
+    CHECK(r.hw.speed(0) == Approx(1.0));
+
+    r.hw.set_busy(16, true);
+    CHECK(r.hw.speed(0) == Approx(f));
+    CHECK(r.hw.invariant_speed(0) == Approx(1.0));  // PELT invariance ignores the contention
+    CHECK(r.hw.speed(16) == Approx(1.0));           // CPU 0 is idle: 16 has the core
+    CHECK(r.client.changed == std::vector<int>{0});  // the sibling only
+
+    r.client.changed.clear();
+    r.hw.set_busy(0, true);
+    CHECK(r.hw.speed(16) == Approx(f));
+    CHECK(r.hw.speed(0) == Approx(f));
+    CHECK(r.client.changed == std::vector<int>{16});
+
+    r.client.changed.clear();
+    r.hw.set_busy(1, true);  // another core
+    r.hw.set_busy(8, true);  // another socket
+    CHECK(r.hw.speed(0) == Approx(f));
+    CHECK(r.hw.speed(16) == Approx(f));
+    CHECK(std::count(r.client.changed.begin(), r.client.changed.end(), 0) == 0);
+    CHECK(std::count(r.client.changed.begin(), r.client.changed.end(), 16) == 0);
+    CHECK(r.hw.speed(17) == Approx(f));  // CPU 1's sibling is the one that slows
+    CHECK(r.changed_set() == std::set<int>{17, 24});
+
+    r.client.changed.clear();
+    r.hw.set_busy(16, false);
+    CHECK(r.hw.speed(0) == Approx(1.0));
+    CHECK(r.client.changed == std::vector<int>{0});
+    r.client.changed.clear();
+    r.hw.set_busy(16, false);  // no change, no call
+    CHECK(r.client.changed.empty());
+}
+
+TEST_CASE("SMT: contention scales the current frequency, not the maximum", "[hardware]") {
+    Rig r("e5-2650-2s");
+    r.advance_to(kStart);
+    r.set_util(0, 0.0);
+    r.hw.util_changed(0);
+    r.advance(r.prof.freq_transition_ns);
+    REQUIRE(r.hw.freq_khz(0) == kFmin);
+    const double ratio = static_cast<double>(kFmin) / kFmax;
+    CHECK(r.hw.speed(0) == Approx(ratio));
+    r.hw.set_busy(16, true);
+    CHECK(r.hw.speed(0) == Approx(ratio * 0.62));
+    CHECK(r.hw.invariant_speed(0) == Approx(ratio));
+    // A frequency change keeps the contention.
+    r.set_util(0, 1.0);
+    r.advance(kNsPerMs);
+    r.hw.util_changed(0);
+    r.advance(r.prof.freq_transition_ns);
+    CHECK(r.hw.speed(0) == Approx(0.62));
+    r.hw.set_busy(16, false);
+    CHECK(r.hw.speed(0) == Approx(1.0));
+}
+
+TEST_CASE("SMT: smt_factor_pct 100 means no contention", "[hardware]") {
+    Rig r("e5-2650-2s", [](MachineProfile& p) { p.smt_factor_pct = 100; });
+    r.hw.set_busy(16, true);
+    CHECK(r.hw.speed(0) == Approx(1.0));
+    CHECK(r.client.changed.empty());
+}
+
+// ---------------------------------------------------------------------------------------------
+// 6. End to end: the bouncing-pair low-frequency effect (hardware-costs.md A4)
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+using json = nlohmann::json;
+
+// Every "loop": N in the document becomes `loops`.
+void set_loops(json& j, int loops) {
+    if (j.is_object()) {
+        for (auto& [k, v] : j.items()) {
+            if (k == "loop" && v.is_number_integer())
+                v = loops;
+            else
+                set_loops(v, loops);
+        }
+    } else if (j.is_array()) {
+        for (auto& v : j) set_loops(v, loops);
+    }
+}
+
+json run_case(const Scenario& sc, const std::string& name) {
+    for (const auto& c : sc.cases)
+        if (c.name == name) {
+            RunSpec spec = make_run_spec(sc, c, sc.policies.front(), sc.seeds.front());
+            const RunResult res = run_simulation(spec);
+            REQUIRE(res.completed);
+            return res.metrics;
+        }
+    FAIL("no case " << name);
+    return {};
+}
+}  // namespace
+
+TEST_CASE("end to end: a request/reply pair split over two cores runs at a lower clock under schedutil than stacked on one CPU", "[hardware]") {
+    std::ifstream in(std::string(WAKESIM_SOURCE_DIR) + "/scenarios/reqreply-e5-governors.json");
+    REQUIRE(in.good());
+    json d = json::parse(in);
+    set_loops(d, 12000);
+    d["run"] = {{"warmup_ops", 4000}, {"seeds", {1}}};
+    const Scenario sc = parse_scenario(d, "reqreply-e5-governors.json");
+
+    const json same = run_case(sc, "same-cpu/schedutil");
+    const json split = run_case(sc, "other-core/schedutil");
+    const json same_perf = run_case(sc, "same-cpu/performance");
+    const json split_perf = run_case(sc, "other-core/performance");
+
+    for (const json* m : {&same, &split, &same_perf, &split_perf}) {
+        REQUIRE(m->contains("freq_khz.busy"));
+        REQUIRE(m->contains("freq_khz.mean"));
+        REQUIRE(m->at("cpu_freq_khz").is_array());
+        CHECK(m->at("cpu_freq_khz").size() == 32);
+        REQUIRE(m->at("idle_residency").is_object());
+        CHECK(m->at("idle_residency").contains("C6"));
+        CHECK(m->at("idle_residency").contains("POLL"));
+        REQUIRE(m->at("freq_residency").is_object());
+        double opp_sum = 0;
+        for (const auto& [khz, frac] : m->at("freq_residency").items()) opp_sum += frac.get<double>();
+        CHECK(opp_sum == Approx(1.0).margin(1e-3));
+        CHECK(m->at("time_lost.cache_refill_ns").get<int64_t>() >= 0);
+    }
+    const auto busy = [](const json& m) { return m.at("freq_khz.busy").get<int64_t>(); };
+    INFO("schedutil busy kHz: same CPU " << busy(same) << ", split " << busy(split));
+    // Stacked, CPU 0 is nearly always busy: schedutil runs it at the top.
+    CHECK(busy(same) >= 2400000);
+    // Split, each CPU is about half busy and the package P-state sinks (f' = 1.25 b f < f).
+    CHECK(busy(split) < busy(same));
+    CHECK(busy(split) <= 2000000);
+    // performance: both at fmax, whatever the placement.
+    CHECK(busy(same_perf) == kFmax);
+    CHECK(busy(split_perf) == kFmax);
+    CHECK(same_perf.at("freq_khz.mean").get<int64_t>() == kFmax);
+    CHECK(split_perf.at("cpu_freq_khz").at(1).get<int64_t>() == kFmax);
+    // Split, the pipe data and the reply cross cores: refill is charged; stacked it is not.
+    CHECK(split_perf.at("time_lost.cache_refill_ns").get<int64_t>() > same_perf.at("time_lost.cache_refill_ns").get<int64_t>());
+}
