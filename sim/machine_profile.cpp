@@ -154,7 +154,7 @@ MachineProfile x86_server(const std::string& name, const std::string& source) {
 }
 
 // The project's development VM: KVM guest on AMD EPYC Zen 4, 2 vCPUs, no cpufreq in the guest,
-// haltpoll with guest_halt_poll_ns=0 (so HLT only), retpolines + SRSO safe-RET.
+// no cpuidle driver registered (idle is a plain HLT), retpolines + SRSO safe-RET.
 MachineProfile kvm() {
     MachineProfile p;
     p.name = "kvm-2vcpu";

@@ -143,14 +143,17 @@ TEST_CASE("schedutil: the frequency follows utilisation with 25% headroom (f = l
         int64_t want;
     };
     // 0.5 -> 0.625 fmax = 1.625 GHz -> 1.7 GHz; 0.7 -> 2.275 -> 2.3; 0.8 -> 2.6 (the tipping point);
-    // 0.9 -> above fmax -> fmax; 0 -> fmin.
-    const Row rows[] = {{0.5, 1700000}, {0.7, 2300000}, {0.8, kFmax}, {0.9, kFmax}, {1.0, kFmax}, {0.0, kFmin}, {0.3, 1000000 * 0 + 1000000}};
+    // 0.9 -> above fmax -> fmax; 0.3 -> 0.975 GHz, below the lowest OPP -> fmin; 0 -> fmin.
+    const Row rows[] = {{0.5, 1700000}, {0.7, 2300000}, {0.8, kFmax}, {0.9, kFmax}, {1.0, kFmax}, {0.3, kFmin}, {0.0, kFmin}};
     for (const Row& row : rows) {
         Rig r("e5-2650-2s");
-        const int64_t want = row.util == 0.3 ? lowest_opp_at_least(r.prof, 1.25 * 0.3 * kFmax) : row.want;
+        const int64_t want = row.want;
         INFO("util " << row.util << " of capacity");
         CHECK(want == lowest_opp_at_least(r.prof, std::min(1.0, 1.25 * row.util) * kFmax));
-        if (row.util == 0.5) CHECK(want >= 0.625 * kFmax);
+        if (row.util == 0.5) {
+            CHECK(want >= 0.625 * kFmax);
+            CHECK(want - 100000 < 0.625 * kFmax);  // and the lowest such OPP
+        }
         r.advance_to(kStart);
         r.set_util(0, row.util);
         r.hw.util_changed(0);
