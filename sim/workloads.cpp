@@ -127,7 +127,7 @@ WorkloadBuild build_pipe(const JsonNode& w, const MachineProfile& prof, const To
 // perf bench sched messaging (hackbench, pipe mode): per group `fds` senders and `fds` receivers;
 // each sender writes `loops` messages to every receiver of its group; a receiver reads them all.
 WorkloadBuild build_messaging(const JsonNode& w, const MachineProfile& prof, const Topology& topo) {
-    w.check_keys({"kind", "groups", "fds", "loops", "data_size", "threads", "cpus", "footprint", "hogs", "noise"});
+    w.check_keys({"kind", "groups", "fds", "loops", "data_size", "cpus", "footprint", "hogs", "noise"});
     WorkloadBuild b;
     b.kind = "messaging";
     b.op_name = "message";
@@ -135,7 +135,6 @@ WorkloadBuild build_messaging(const JsonNode& w, const MachineProfile& prof, con
     const int64_t fds = w.int_or("fds", 20, 1, 1000);
     const int64_t loops = w.int_or("loops", 100, 1, 10000000);
     const int64_t size = w.int_or("data_size", 100, 1, 65536);
-    (void)w.bool_or("threads", false);
     if (groups * fds * 2 > 100000) w.fail("expected at most 100000 tasks (groups x fds x 2)");
     if (loops * fds > kMaxLoops) w.at("loops").fail("expected loops x fds (messages per receiver) at most 1000000000");
     CpuSet allowed;
