@@ -54,6 +54,9 @@ Hardware::Hardware(Engine& engine, const Topology& topo, const MachineProfile& p
     }
     states_ = prof_.effective_idle_states();
     busy_.assign(static_cast<size_t>(n), 0);
+    boost_.assign(static_cast<size_t>(n), 0);
+    boost_time_.assign(static_cast<size_t>(n), 0);
+    tick_ns_ = kNsPerSec / std::max<int64_t>(1, prof_.tick_hz);
     speed_.assign(static_cast<size_t>(n), 1.0);
     inv_speed_.assign(static_cast<size_t>(n), 1.0);
     // Idle CPUs after boot: long idle history, so the governor picks the deepest state.
@@ -158,12 +161,38 @@ void Hardware::util_changed(int cpu) {
     if (gov_ != Gov::schedutil || !client_) return;
     Domain& d = doms_[static_cast<size_t>(dom_of_[static_cast<size_t>(cpu)])];
     const Time now = engine_.now();
-    if (now - d.last_eval < rate_limit_) return;
-    d.last_eval = now;
+    // sugov_should_update_freq(): -kTimeNever means no change yet (or one forced): always evaluate
+    // (and never compute now - (-kTimeNever), which overflows).
+    if (d.last_eval != -kTimeNever && now - d.last_eval < rate_limit_) return;
     double rel = 0;
-    for (int c : d.cpus) rel = std::max(rel, client_->cpu_util(c) / topo_.cpu(c).capacity);
+    for (int c : d.cpus) {
+        const double u = std::max(client_->cpu_util(c), static_cast<double>(iowait_boost_value(c)) * topo_.cpu(c).capacity / 1024.0);
+        rel = std::max(rel, u / topo_.cpu(c).capacity);
+    }
     const double want = 1.25 * static_cast<double>(fmax_) * std::min(1.0, rel);
-    request(d, opp_at_least(static_cast<int64_t>(want)));
+    const int64_t next = opp_at_least(static_cast<int64_t>(want));
+    // sugov_update_next_freq(): last_freq_update_time moves only when the request changes, so an
+    // evaluation that keeps the frequency does not restart the rate-limit window.
+    if (next == d.target) return;
+    d.last_eval = now;
+    request(d, next);
+}
+
+int64_t Hardware::iowait_boost_value(int cpu) const {
+    const int64_t b = boost_[static_cast<size_t>(cpu)];
+    if (b == 0) return 0;
+    const Time ticks = (engine_.now() - boost_time_[static_cast<size_t>(cpu)]) / tick_ns_;
+    const int64_t v = ticks >= 8 ? 0 : b >> ticks;
+    return v < 128 ? 0 : v;  // IOWAIT_BOOST_MIN: below it the boost is dropped
+}
+
+void Hardware::iowait_boost(int cpu) {
+    if (gov_ != Gov::schedutil) return;
+    const int64_t cur = iowait_boost_value(cpu);
+    const bool recent = engine_.now() - boost_time_[static_cast<size_t>(cpu)] <= tick_ns_;
+    boost_[static_cast<size_t>(cpu)] = cur == 0 ? 128 : recent ? std::min<int64_t>(1024, cur * 2) : cur;
+    boost_time_[static_cast<size_t>(cpu)] = engine_.now();
+    util_changed(cpu);
 }
 
 // od_dbs_update()/cs_dbs_update(): load = busy fraction of the busiest CPU over the period.

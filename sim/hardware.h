@@ -46,6 +46,10 @@ public:
     void set_busy(int cpu, bool busy);
     // cpufreq_update_util(): the CPU's utilisation changed (enqueue, dequeue, tick).
     void util_changed(int cpu);
+    // sugov_iowait_boost(): a task woken from I/O wait raises the CPU's boost (128, doubling per
+    // consecutive iowait wakeup up to 1024, halved each tick it is not refreshed).
+    void iowait_boost(int cpu);
+    int64_t iowait_boost_value(int cpu) const;
 
     // cpuidle: the idle governor picks a state on entry; a wake pays that state's exit latency.
     void idle_enter(int cpu);
@@ -120,6 +124,9 @@ private:
     std::vector<int> idle_hist_pos_;
     std::vector<CpuAcc> acc_;
     std::vector<int> shared_last_cpu_;
+    std::vector<int64_t> boost_;
+    std::vector<Time> boost_time_;
+    Time tick_ns_ = 4000000;
     int64_t refill_ns_ = 0, refill_at_window_ = 0;
     Time window_start_ = 0;
 };

@@ -363,6 +363,7 @@ bool Scheduler::wake(int wakee, const WakeSite& site) {
     Task& p = tasks_[static_cast<size_t>(wakee)];
     Task* waker = driving_;
     int this_cpu = waker ? driving_cpu_ : (p.cpu >= 0 ? p.cpu : 0);
+    p.in_iowait = site.iowait;
     return try_to_wake_up(p, policy_.site_flags(site), waker, this_cpu);
 }
 
@@ -969,6 +970,10 @@ void Scheduler::ttwu_do_activate(int cpu, Task& p, uint32_t flags) {
         rq.avg_idle += (d - rq.avg_idle) / 8;
         rq.avg_idle = std::min(rq.avg_idle, 2 * rq.max_idle_balance_cost);
         rq.idle_stamp = 0;
+    }
+    if (p.in_iowait) {  // enqueue_task_fair(): cpufreq_update_util(rq, SCHED_CPUFREQ_IOWAIT)
+        p.in_iowait = false;
+        hw_->iowait_boost(cpu);
     }
     enqueue(cpu, p, false);
     p.state = TaskState::runnable;

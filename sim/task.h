@@ -40,6 +40,7 @@ struct Task {
     uint32_t weight = 1024;
     bool per_cpu_kthread = false;
     bool migration_disabled = false;
+    bool in_iowait = false;  // the pending wakeup ends an I/O wait (iowait boost on enqueue)
 
     // Placement state.
     CpuSet allowed;

@@ -28,6 +28,7 @@ struct WakeSite {
     uint32_t kernel_flags;   // what mainline passes here (pipe: WF_SYNC; FUSE reply: 0)
     bool sync_capable;       // the waker is about to sleep, so WF_SYNC would be honest here
     SiteRole role;
+    bool iowait = false;     // the wakee slept in io_schedule(): schedutil's iowait boost applies
 };
 
 }  // namespace wakesim

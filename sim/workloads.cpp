@@ -185,8 +185,9 @@ WorkloadBuild build_messaging(const JsonNode& w, const MachineProfile& prof, con
 
 WakeSite site_from_json(const JsonNode& n, const std::string& default_name) {
     n.require_object();
-    n.check_keys({"name", "flags", "sync_capable", "role"});
-    WakeSite s{n.string_or("name", default_name), 0, n.bool_or("sync_capable", false), SiteRole::generic};
+    n.check_keys({"name", "flags", "sync_capable", "role", "iowait"});
+    WakeSite s{n.string_or("name", default_name), 0, n.bool_or("sync_capable", false), SiteRole::generic,
+               n.bool_or("iowait", false)};
     if (auto f = n.get("flags")) {
         f->require_array();
         for (size_t i = 0; i < f->size(); ++i) {
