@@ -48,7 +48,7 @@ Hardware::Hardware(Engine& engine, const Topology& topo, const MachineProfile& p
     }
     const int64_t start = gov_ == Gov::powersave ? fmin_ : fmax_;
     for (auto& d : doms_) {
-        d.cur = d.target = start;
+        d.cur = d.target = d.requested = start;
         d.cur_idx = static_cast<size_t>(std::lower_bound(opp_.begin(), opp_.end(), start) - opp_.begin());
         d.busy_at_sample.assign(d.cpus.size(), 0);
     }
@@ -213,19 +213,19 @@ void Hardware::sample(Domain& d) {
         const int64_t f = load > 0.80 ? fmax_ : fmin_ + static_cast<int64_t>(load * static_cast<double>(fmax_ - fmin_));
         request(d, opp_at_least(f));
     } else {
+        // cs_dbs_update(): step an unrounded request by 5% of fmax; going up take the highest OPP
+        // at or below it, going down the lowest at or above it.
         const int64_t step = fmax_ * 5 / 100;
-        int64_t f = d.target;
-        if (load > 0.80) f = std::min(fmax_, f + step);
-        if (load < 0.20) f = std::max(fmin_, f - step);
-        if (f != d.target) {
-            // Keep the request between OPPs: round toward the direction of travel.
-            int64_t pick = opp_at_least(f);
-            if (f < d.target) {
-                pick = fmin_;
-                for (int64_t o : opp_)
-                    if (o <= f) pick = o;
-            }
+        if (d.requested < fmin_ || d.requested > fmax_) d.requested = d.cur;
+        if (load > 0.80 && d.requested < fmax_) {
+            d.requested = std::min(fmax_, d.requested + step);
+            int64_t pick = fmin_;
+            for (int64_t o : opp_)
+                if (o <= d.requested) pick = o;
             request(d, pick);
+        } else if (load < 0.20 && d.requested > fmin_) {
+            d.requested = std::max(fmin_, d.requested - step);
+            request(d, opp_at_least(d.requested));
         }
     }
     (void)any_busy;
@@ -241,13 +241,17 @@ void Hardware::on_event(const Event& e) {
     }
 }
 
-// menu: the average of the last eight idle periods; teo: the shortest of them (recent
-// intercepts pull the choice shallower). Then the deepest state whose residency fits.
+// menu: the average of the last eight idle periods; teo: shallower when most of them ended
+// early (intercepts dominate). Then the deepest state whose residency fits.
 void Hardware::idle_enter(int cpu) {
     const auto& h = idle_hist_[static_cast<size_t>(cpu)];
     Time predicted;
     if (prof_.idle_governor == "teo") {
-        predicted = *std::min_element(h.begin(), h.end());
+        // Shallower only when early wakeups ("intercepts") are the majority of recent periods:
+        // the 4th shortest of the last 8.
+        std::array<Time, 8> sorted = h;
+        std::sort(sorted.begin(), sorted.end());
+        predicted = sorted[3];
     } else {
         Time sum = 0;
         for (Time x : h) sum += x;

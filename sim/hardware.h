@@ -81,6 +81,7 @@ private:
         std::vector<int> cpus;
         int64_t cur = 0, target = 0;
         size_t cur_idx = 0;  // index of cur in the OPP table
+        int64_t requested = 0;  // conservative: the unrounded frequency it steps
         Time last_eval = -kTimeNever;
         uint32_t gen = 0;
         std::vector<Time> busy_at_sample;
