@@ -165,6 +165,20 @@ std::string report_table(const Scenario& sc, const std::vector<RunRecord>& runs)
     return os.str();
 }
 
+namespace {
+// RFC 4180: quote a field that holds a comma, a quote or a line break.
+std::string csv_field(const std::string& s) {
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string q(1, '"');
+    for (char c : s) {
+        if (c == '"') q.push_back('"');
+        q.push_back(c);
+    }
+    q.push_back('"');
+    return q;
+}
+}  // namespace
+
 std::string report_csv(const std::vector<RunRecord>& runs) {
     std::ostringstream os;
     if (runs.empty()) return "";
@@ -175,7 +189,7 @@ std::string report_csv(const std::vector<RunRecord>& runs) {
     for (const auto& k : keys) os << "," << k;
     os << "\n";
     for (const auto& r : runs) {
-        os << r.case_name << "," << r.policy << "," << r.seed << "," << (r.result.completed ? 1 : 0);
+        os << csv_field(r.case_name) << "," << csv_field(r.policy) << "," << r.seed << "," << (r.result.completed ? 1 : 0);
         for (const auto& k : keys) os << "," << r.result.metrics.at(k).dump();
         os << "\n";
     }

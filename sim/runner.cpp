@@ -38,6 +38,8 @@ struct Job {
 std::string trace_name(const std::string& base, const Job& j, bool many) {
     if (!many) return base;
     std::string suffix = "." + j.c->name + "." + j.p->name + ".s" + std::to_string(j.seed);
+    for (auto& ch : suffix)
+        if (ch == '/' || ch == ' ') ch = '_';  // case and policy labels may contain them
     auto dot = base.rfind('.');
     auto slash = base.rfind('/');
     if (dot != std::string::npos && (slash == std::string::npos || dot > slash)) return base.substr(0, dot) + suffix + base.substr(dot);

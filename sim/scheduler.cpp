@@ -637,7 +637,10 @@ int Scheduler::select_idle_sibling(Task& p, const Task* waker, int this_cpu, int
         }
         prev_aff = prev;
     } else {
-        if (ex) say("prev cpu" + std::to_string(prev) + (prev == target ? " is the target" : usable(prev) ? " idle but not cache-affine" : " busy"));
+        if (ex) say("prev cpu" + std::to_string(prev) + (prev == target ? " is the target"
+                                                     : !usable(prev)           ? " busy"
+                                                     : !topo_.shares_llc(prev, target) ? " idle but not cache-affine"
+                                                                               : " idle but the wakee does not fit it"));
     }
     // 3. A per-CPU kthread waker (I/O completion) stacks the wakee on its CPU.
     if (waker && waker->per_cpu_kthread && prev == this_cpu && nr_running(this_cpu) <= 1 && fits(prev)) {

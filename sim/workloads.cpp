@@ -64,6 +64,7 @@ void add_background(const JsonNode& w, WorkloadBuild& b, const Topology& topo) {
         const int64_t n = noise->at("count").as_int(1, 4096);
         const int64_t period = noise->at("period").as_duration_ns(1000, kMaxTime);
         const int64_t run = noise->at("run").as_duration_ns(1, kMaxTime);
+        if (run >= period) noise->at("run").fail("expected a burst shorter than the period");
         TaskSpec spec;
         if (auto c = noise->get("cpus")) spec.allowed = cpus_from(*c, topo);
         for (int64_t i = 0; i < n; ++i) {
@@ -71,7 +72,7 @@ void add_background(const JsonNode& w, WorkloadBuild& b, const Topology& topo) {
             t.spec = spec;
             t.spec.comm = "noise-" + std::to_string(i);
             t.background = true;
-            t.code = {Op{Op::loop_begin, 0, 0, 0, 0, 0}, Op{Op::run, run, 0, 0, 0, 0}, Op{Op::sleep, period, 0, 0, 0, 0},
+            t.code = {Op{Op::loop_begin, 0, 0, 0, 0, 0}, Op{Op::run, run, 0, 0, 0, 0}, Op{Op::sleep, period - run, 0, 0, 0, 0},
                       Op{Op::loop_end, 0, 0, 0, 0, 0}};
             b.tasks.push_back(std::move(t));
         }
@@ -317,6 +318,7 @@ WorkloadBuild build_program(const JsonNode& w, const Topology& topo) {
                     code.push_back(Op{Op::resume, 0, 0, task_ix[tn], 0, 0});
                 } else if (st.has("suspend")) {
                     st.check_keys({"suspend"});
+                    if (!st.at("suspend").as_bool()) st.at("suspend").fail("expected true (a step that suspends the task)");
                     waits = true;
                     code.push_back(Op{Op::suspend, 0, 0, 0, 0, 0});
                 } else if (st.has("barrier")) {
