@@ -261,7 +261,10 @@ std::vector<MachineProfile::Line> MachineProfile::describe() const {
         out.push_back({f.info.name, text, f.info.unit, f.info.help, source_of(f.info.name)});
     }
     std::string opps;
-    for (int64_t k : opp_khz) opps += (opps.empty() ? "" : " ") + std::to_string(k);
+    for (int64_t k : opp_khz) {
+        if (!opps.empty()) opps += ' ';
+        opps += std::to_string(k);
+    }
     out.push_back({"opp_khz", opps.empty() ? "fixed" : opps, "kHz", "operating points, ascending", source_of("opp_khz")});
     out.push_back({"freq_domain", freq_domain, "", "CPUs sharing a clock", source_of("freq_domain")});
     out.push_back({"governor", governor, "", "cpufreq governor", source_of("governor")});

@@ -147,9 +147,13 @@ WorkloadBuild build_messaging(const JsonNode& w, const MachineProfile& prof, con
     const int64_t copy = size / 64;  // ns per message copy beyond the base pipe cost
     for (int64_t g = 0; g < groups; ++g) {
         const int first_ch = static_cast<int>(b.channels.size());
-        for (int64_t r = 0; r < fds; ++r)
-            b.channels.push_back({"g" + std::to_string(g) + "-r" + std::to_string(r), capacity,
-                                  pipe_site(SiteRole::request), pipe_site(SiteRole::generic), size + 128});
+        for (int64_t r = 0; r < fds; ++r) {
+            std::string name = "g";  // appended piecewise: GCC 12 misreports -Wrestrict on "lit" + string
+            name += std::to_string(g);
+            name += "-r";
+            name += std::to_string(r);
+            b.channels.push_back({name, capacity, pipe_site(SiteRole::request), pipe_site(SiteRole::generic), size + 128});
+        }
         for (int64_t r = 0; r < fds; ++r) {
             ProgramTask t;
             t.spec.comm = "receiver-" + std::to_string(g) + "-" + std::to_string(r);
