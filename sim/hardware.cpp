@@ -200,12 +200,10 @@ void Hardware::sample(Domain& d) {
     const Time now = engine_.now();
     const Time period = std::max<Time>(1, now - d.last_sample);
     double load = 0;
-    bool any_busy = false;
     for (size_t i = 0; i < d.cpus.size(); ++i) {
         const Time b = client_ ? client_->cpu_busy_ns(d.cpus[i]) : 0;
         load = std::max(load, static_cast<double>(b - d.busy_at_sample[i]) / static_cast<double>(period));
         d.busy_at_sample[i] = b;
-        any_busy |= busy_[static_cast<size_t>(d.cpus[i])] != 0;
     }
     d.last_sample = now;
     load = std::min(1.0, load);
@@ -228,7 +226,6 @@ void Hardware::sample(Domain& d) {
             request(d, opp_at_least(d.requested));
         }
     }
-    (void)any_busy;
     engine_.schedule(now + prof_.sampling_ns, target_, kSample, static_cast<int32_t>(&d - doms_.data()));
 }
 

@@ -207,42 +207,40 @@ Time Scheduler::cpu_busy_ns(int cpu) const {
 // ---------------------------------------------------------------------------------------------
 // EEVDF runqueue (kernel/sched/fair.c: avg_vruntime, entity_eligible, place_entity, pick_eevdf).
 
-int64_t Scheduler::avg_vruntime(const Rq& rq) const {
-    if (rq.queue.empty()) return 0;
-    const int64_t base = rq.queue.front()->vruntime;
+namespace {
+
+// The weighted vruntime sum of a runqueue, relative to its first entity (avg_vruntime()).
+struct VSum {
+    int64_t base = 0;
     i128 sum = 0;
     int64_t w = 0;
-    for (const Task* t : rq.queue) {
-        sum += static_cast<i128>(t->vruntime - base) * t->weight;
-        w += t->weight;
+    // vruntime <= V  <=>  (v - base) * W <= sum(w_i (v_i - base))
+    bool eligible(const Task& t) const { return w == 0 || static_cast<i128>(t.vruntime - base) * w <= sum; }
+    int64_t avg() const { return w == 0 ? base : base + static_cast<int64_t>(sum / w); }
+};
+
+VSum vsum(const std::vector<Task*>& queue) {
+    VSum v;
+    if (queue.empty()) return v;
+    v.base = queue.front()->vruntime;
+    for (const Task* t : queue) {
+        v.sum += static_cast<i128>(t->vruntime - v.base) * t->weight;
+        v.w += t->weight;
     }
-    return base + static_cast<int64_t>(sum / w);
+    return v;
 }
 
-bool Scheduler::entity_eligible(const Rq& rq, const Task& t) const {
-    if (rq.queue.empty()) return true;
-    const int64_t base = rq.queue.front()->vruntime;
-    i128 sum = 0;
-    int64_t w = 0;
-    for (const Task* e : rq.queue) {
-        sum += static_cast<i128>(e->vruntime - base) * e->weight;
-        w += e->weight;
-    }
-    // vruntime <= V  <=>  (v - base) * W <= sum(w_i (v_i - base))
-    return static_cast<i128>(t.vruntime - base) * w <= sum;
-}
+}  // namespace
+
+int64_t Scheduler::avg_vruntime(const Rq& rq) const { return rq.queue.empty() ? 0 : vsum(rq.queue).avg(); }
+
+bool Scheduler::entity_eligible(const Rq& rq, const Task& t) const { return vsum(rq.queue).eligible(t); }
 
 Task* Scheduler::pick_eevdf(Rq& rq, bool protect) {
     if (rq.queue.empty()) return nullptr;
     if (rq.queue.size() == 1) return rq.queue.front();
-    const int64_t base = rq.queue.front()->vruntime;
-    i128 sum = 0;
-    int64_t w = 0;
-    for (const Task* e : rq.queue) {
-        sum += static_cast<i128>(e->vruntime - base) * e->weight;
-        w += e->weight;
-    }
-    auto eligible = [&](const Task* e) { return static_cast<i128>(e->vruntime - base) * w <= sum; };
+    const VSum v = vsum(rq.queue);
+    auto eligible = [&](const Task* e) { return v.eligible(*e); };
     Task* curr = rq.curr;
     if (curr && !(curr->on_rq && curr->state != TaskState::sleeping && eligible(curr))) curr = nullptr;
     if (curr && protect && curr->vruntime < curr->vprot) return curr;
@@ -784,10 +782,7 @@ int Scheduler::select_idle_cpu(const Task& p, int sd_cpu, bool has_idle_core, in
         if (!(cl == cpus) && !cl.empty()) {
             int r = scan(cl, target + 1);
             if (r == -2) return -1;
-            if (r >= 0) {
-                if (!has_idle_core) return r;
-                return r;
-            }
+            if (r >= 0) return r;
             cpus -= topo_.cluster_span(target);
         }
     }
@@ -945,10 +940,9 @@ void Scheduler::ttwu_queue(Task& p, int cpu, uint32_t flags, Task* waker, int th
                 ++m_.c.ipis;
                 ++m_.c.wakeups_ipi;
             }
-            rq.ipi_in_flight = true;
             // The IPI leaves at the end of the waker's try_to_wake_up (selection + queueing).
             ttwu_cost_ += prof_.wake_remote_ns;
-            engine_.schedule(engine_.now() + jitter((waker ? ttwu_cost_ : 0) + delay), target_, kIpi, cpu);
+            kick_cpu(cpu, jitter((waker ? ttwu_cost_ : 0) + delay));
         } else {
             ttwu_cost_ += prof_.wake_remote_ns;
         }
@@ -960,8 +954,7 @@ void Scheduler::ttwu_queue(Task& p, int cpu, uint32_t flags, Task* waker, int th
         // The wakee sits on an idle CPU: a resched IPI (or the interrupt being handled there) runs it.
         Time delay = cpu == this_cpu ? 0 : (waker ? ttwu_cost_ : 0) + (hw_->polling(cpu) ? prof_.poll_wake_ns : prof_.ipi_latency_ns) + hw_->wake_latency(cpu);
         if (cpu != this_cpu) ++m_.c.ipis;
-        rq.ipi_in_flight = true;
-        engine_.schedule(engine_.now() + delay, target_, kIpi, cpu);
+        kick_cpu(cpu, delay);
     }
 }
 
@@ -1013,6 +1006,15 @@ void Scheduler::update_idle_core(int cpu) {
     for (int s = sib.first(); s >= 0; s = sib.next(s + 1))
         if (s != cpu && !available_idle_cpu(s)) return;
     sh.has_idle_cores = true;
+}
+
+// Sends the IPI (or wake of a polling/halted CPU) that makes `cpu` process its wake list and
+// schedule, unless one is already on its way.
+void Scheduler::kick_cpu(int cpu, Time delay) {
+    Rq& rq = rqs_[static_cast<size_t>(cpu)];
+    if (rq.ipi_in_flight) return;
+    rq.ipi_in_flight = true;
+    engine_.schedule(engine_.now() + delay, target_, kIpi, cpu);
 }
 
 void Scheduler::resched(int cpu) {
@@ -1324,10 +1326,7 @@ void Scheduler::on_event(const Event& e) {
             const int tcpu = t.cpu >= 0 ? t.cpu : 0;
             driver_->on_timer(e.a, e.b);
             Rq& rq = rqs_[static_cast<size_t>(tcpu)];
-            if (rq.mode == Mode::idle && rq.nr_running > 0 && !rq.ipi_in_flight) {
-                rq.ipi_in_flight = true;
-                engine_.schedule(engine_.now() + hw_->wake_latency(tcpu), target_, kIpi, tcpu);
-            }
+            if (rq.mode == Mode::idle && rq.nr_running > 0) kick_cpu(tcpu, hw_->wake_latency(tcpu));
             return;
         }
         case kStart: {
@@ -1346,11 +1345,7 @@ void Scheduler::on_event(const Event& e) {
             t.state = TaskState::runnable;
             update_idle_state(c);
             if (rq.mode == Mode::idle) {
-                if (!rq.ipi_in_flight) {
-                    rq.ipi_in_flight = true;
-                    const Time delay = c == parent ? 0 : prof_.ipi_latency_ns + hw_->wake_latency(c);
-                    engine_.schedule(engine_.now() + delay, target_, kIpi, c);
-                }
+                kick_cpu(c, c == parent ? 0 : prof_.ipi_latency_ns + hw_->wake_latency(c));
             } else if (check_preempt_wakeup(c, t, WF_FORK)) {
                 resched(c);
             }
@@ -1519,10 +1514,9 @@ void Scheduler::kick_idle_balance(int busy_cpu) {
     Rq& rq = rqs_[static_cast<size_t>(ilb)];
     if (engine_.now() < rq.next_balance) return;
     periodic_balance(ilb, true);
-    if (rq.mode == Mode::idle && rq.nr_running > 0 && !rq.ipi_in_flight) {
+    if (rq.mode == Mode::idle && rq.nr_running > 0) {
         rq.idle_stamp = 0;
-        rq.ipi_in_flight = true;
-        engine_.schedule(engine_.now() + prof_.ipi_latency_ns + hw_->wake_latency(ilb), target_, kIpi, ilb);
+        kick_cpu(ilb, prof_.ipi_latency_ns + hw_->wake_latency(ilb));
     }
 }
 

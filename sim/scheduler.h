@@ -205,6 +205,7 @@ private:
 
     // CPU execution.
     void resched(int cpu);
+    void kick_cpu(int cpu, Time delay);
     void preempt_now(int cpu);
     void schedule(int cpu);
     void go_idle(int cpu);
