@@ -23,6 +23,14 @@ constexpr uint32_t kPrioToWeight[40] = {
 };
 constexpr uint32_t kWeightIdlePrio = 3;  // SCHED_IDLE
 
+// Weight of the entities that count as runnable for load (delayed-dequeue sleepers do not).
+double runnable_weight_of(const std::vector<Task*>& queue) {
+    double w = 0;
+    for (const Task* t : queue)
+        if (!t->sched_delayed) w += t->weight;
+    return w;
+}
+
 int ilog2(int v) {
     int r = 0;
     while (v >>= 1) ++r;
@@ -140,9 +148,7 @@ void Scheduler::pelt_update_cpu(int cpu) {
     Rq& rq = rqs_[static_cast<size_t>(cpu)];
     const Time now = engine_.now();
     const double d = decay(now - rq.pelt.last_update);
-    double runnable_weight = 0;
-    for (const Task* t : rq.queue)
-        if (!t->sched_delayed) runnable_weight += t->weight;
+    const double runnable_weight = runnable_weight_of(rq.queue);
     const bool busy = rq.curr != nullptr;
     rq.pelt.util_avg = rq.pelt.util_avg * d + (busy ? 1024.0 * hw_->invariant_speed(cpu) * (1.0 - d) : 0.0);
     rq.pelt.load_avg = rq.pelt.load_avg * d + runnable_weight * (1.0 - d);
@@ -159,10 +165,7 @@ double Scheduler::cpu_util(int cpu) const {
 double Scheduler::cpu_load(int cpu) const {
     const Rq& rq = rqs_[static_cast<size_t>(cpu)];
     const double d = decay(engine_.now() - rq.pelt.last_update);
-    double runnable_weight = 0;
-    for (const Task* t : rq.queue)
-        if (!t->sched_delayed) runnable_weight += t->weight;
-    return rq.pelt.load_avg * d + runnable_weight * (1.0 - d);
+    return rq.pelt.load_avg * d + runnable_weight_of(rq.queue) * (1.0 - d);
 }
 
 double Scheduler::task_util(const Task& t) const {
