@@ -99,7 +99,8 @@ CaseSpec parse_case(const nlohmann::json& doc, const std::string& file, const st
         if (auto v = s->get("sis_scan_at_start")) c.sched.start_sis_scan_full = v->as_enum({"full", "zero"}) == "full";
     }
     c.workload = build_workload(root.at("workload"), c.profile, *c.topo);
-    JsonNode run = root.get("run") ? root.at("run") : JsonNode(nlohmann::json::object(), file, "/run");
+    static const nlohmann::json kNoRun = nlohmann::json::object();  // JsonNode keeps a pointer: it must outlive it
+    JsonNode run = root.get("run") ? root.at("run") : JsonNode(kNoRun, file, "/run");
     run.require_object();
     run.check_keys({"ops", "warmup_ops", "warmup", "duration", "seeds"});
     c.warmup_ops = static_cast<uint64_t>(run.int_or("warmup_ops", 0, 0, 1000000000));
