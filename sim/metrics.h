@@ -84,16 +84,11 @@ struct Counters {
 struct Metrics {
     Counters c;
     LatencyHistogram wake_latency;  // wakeup issued -> wakee runs
-    std::vector<Time> cpu_busy;     // per CPU, ns not idle
-    Time window_start = 0;
-    Time window_end = 0;
 
-    void reset(Time now, int nr_cpus) {
+    // Starts the measured window (per-CPU busy time comes from the scheduler's own clocks).
+    void reset() {
         c = Counters{};
         wake_latency.clear();
-        cpu_busy.assign(static_cast<size_t>(nr_cpus), 0);
-        window_start = now;
-        window_end = now;
     }
 };
 

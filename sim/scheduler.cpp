@@ -75,7 +75,6 @@ Scheduler::Scheduler(Engine& engine, const Topology& topo, const SchedDomains& s
         sh.has_idle_cores = sd_.smt_active();
         sh.nr_idle_scan = cfg_.start_sis_scan_full ? dom.sd_llc_size : 0;
     }
-    m_.cpu_busy.assign(static_cast<size_t>(n), 0);
     hw_ = std::make_unique<Hardware>(engine_, topo_, prof_);
     hw_->set_client(this);
     hw_->start();

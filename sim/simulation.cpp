@@ -81,7 +81,6 @@ RunResult run_simulation(const RunSpec& spec) {
     Engine engine;
     engine.reserve(1024);
     Metrics metrics;
-    metrics.reset(0, spec.topo->nr_cpus());
     Scheduler sched(engine, *spec.topo, *spec.domains, spec.profile, spec.policy, spec.sched, metrics, spec.seed);
     RunControl ctl;
     ProgramDriver driver(spec.workload.tasks, spec.workload.channels, spec.workload.barriers, ctl);
@@ -102,7 +101,7 @@ RunResult run_simulation(const RunSpec& spec) {
     auto begin_window = [&] {
         if (warm) return;
         warm = true;
-        metrics.reset(engine.now(), spec.topo->nr_cpus());
+        metrics.reset();
         window_start = engine.now();
         ops_at_start = ctl.ops();
         bytes_at_start = ctl.bytes();
@@ -110,13 +109,13 @@ RunResult run_simulation(const RunSpec& spec) {
         sched.hardware().begin_window();
     };
     bool stopped_by_ops = false;
+    auto stop_at_ops = [&] {
+        stopped_by_ops = true;
+        engine.stop();
+    };
     ctl.set_clock(&engine);
     ctl.set_warmup(spec.warmup_ops, [&] { begin_window(); });
-    if (spec.stop_ops && spec.warmup_time == 0)
-        ctl.set_stop(spec.stop_ops, [&] {
-            stopped_by_ops = true;
-            engine.stop();
-        });
+    if (spec.stop_ops && spec.warmup_time == 0) ctl.set_stop(spec.stop_ops, stop_at_ops);
     bool finished_all = false;
     ctl.set_finish([&] {
         finished_all = true;
@@ -130,16 +129,12 @@ RunResult run_simulation(const RunSpec& spec) {
         engine.run_until(std::min(spec.warmup_time, limit));
         begin_window();
         // With a time warm-up, "ops" counts from the end of warm-up.
-        if (spec.stop_ops)
-            ctl.set_stop(ctl.ops() + spec.stop_ops, [&] {
-                stopped_by_ops = true;
-                engine.stop();
-            });
+        if (spec.stop_ops) ctl.set_stop(ctl.ops() + spec.stop_ops, stop_at_ops);
     }
     engine.run_until(limit);
     // The window ends at the last finished op when the workload ran to completion, else at the limit.
     const bool finished = (stopped_by_ops || finished_all || driver.all_exited()) && ctl.ops() > ops_at_start;
-    Time end = finished && ctl.ops() > ops_at_start ? ctl.last_op_time() : engine.now();
+    const Time end = finished ? ctl.last_op_time() : engine.now();
     RunResult r;
     r.completed = finished;
     if (spec.check_invariants) sched.check_invariants();
