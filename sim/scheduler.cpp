@@ -1362,7 +1362,7 @@ void Scheduler::on_event(const Event& e) {
 // Load balancing (sched_balance_domains / sched_balance_rq / sched_balance_newidle), simplified
 // as docs/model.md describes: group statistics, busiest group and queue, can_migrate_task().
 
-bool Scheduler::can_migrate(const Task& t, int dst, int level, bool newidle) const {
+bool Scheduler::can_migrate(const Task& t, int dst, int level) const {
     if (t.state != TaskState::runnable || t.sched_delayed || t.migration_disabled) return false;
     if (!t.allowed.test(dst) || t.per_cpu_kthread) return false;
     const SchedDomain& D = sd_.of(dst).levels[static_cast<size_t>(level)];
@@ -1371,7 +1371,6 @@ bool Scheduler::can_migrate(const Task& t, int dst, int level, bool newidle) con
     bool hot = false;
     if (t.policy != SchedPolicy::idle && !(D.flags & SD_SHARE_CPUCAPACITY))
         hot = engine_.now() - t.exec_start < cfg_.migration_cost_ns;
-    (void)newidle;
     return !hot || failed > D.cache_nice_tries;
 }
 
@@ -1447,17 +1446,16 @@ bool Scheduler::balance_domain(int cpu, int level, bool newidle) {
             int src = -1;
             for (int c = g.first(); c >= 0; c = g.next(c + 1))
                 if (src < 0 || runnable(c) > runnable(src)) src = c;
-            if (src >= 0 && runnable(src) >= (local_spare ? 2 : 2)) {
+            if (src >= 0 && runnable(src) >= 2) {
                 Rq& srq = rqs_[static_cast<size_t>(src)];
                 int looked = 0;
                 for (size_t i = srq.queue.size(); i-- > 0 && to_move > 0 && looked < 32;) {
                     ++looked;
                     Task* t = srq.queue[i];
-                    if (t == srq.curr || !can_migrate(*t, cpu, level, newidle)) continue;
+                    if (t == srq.curr || !can_migrate(*t, cpu, level)) continue;
                     move_task(*t, src, cpu, newidle ? MigrationCause::newidle : MigrationCause::balance);
                     moved = true;
                     --to_move;
-                    if (i > srq.queue.size()) i = srq.queue.size();
                 }
             }
         }

@@ -231,7 +231,7 @@ private:
     void periodic_balance(int cpu, bool idle);
     bool balance_domain(int cpu, int level, bool newidle);
     bool newidle_balance(int cpu);
-    bool can_migrate(const Task& t, int dst, int level, bool newidle) const;
+    bool can_migrate(const Task& t, int dst, int level) const;
     void move_task(Task& t, int src, int dst, MigrationCause cause);
     void update_idle_cpu_scan(int cpu, int level);
     void kick_idle_balance(int busy_cpu);
