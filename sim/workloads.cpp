@@ -145,6 +145,11 @@ WorkloadBuild build_messaging(const JsonNode& w, const MachineProfile& prof, con
     // Small writes merge into pipe pages: a 64 KiB pipe holds 65536/size messages.
     const int64_t capacity = std::max<int64_t>(1, 65536 / size);
     const int64_t copy = size / 64;  // ns per message copy beyond the base pipe cost
+    // Every worker reports ready and waits on the start pipe; one write releases them all
+    // (sched-messaging.c ready()/wakefds). Without it the first senders fill every pipe
+    // before a receiver has run, and the run starts in a batched state the real one avoids.
+    const auto start = static_cast<int32_t>(b.barriers.size());
+    b.barriers.push_back(static_cast<int>(groups * fds * 2));
     for (int64_t g = 0; g < groups; ++g) {
         const int first_ch = static_cast<int>(b.channels.size());
         for (int64_t r = 0; r < fds; ++r) {
@@ -160,7 +165,8 @@ WorkloadBuild build_messaging(const JsonNode& w, const MachineProfile& prof, con
             t.spec.allowed = allowed;
             t.spec.role = TaskRole::server;
             t.spec.footprint_kib = footprint;
-            t.code = {Op{Op::loop_begin, 0, 0, static_cast<int32_t>(loops * fds), 0, 0},
+            t.code = {Op{Op::barrier, 0, 0, start, 0, 0},
+                      Op{Op::loop_begin, 0, 0, static_cast<int32_t>(loops * fds), 0, 0},
                       Op{Op::wait, pc.read_pre, pc.read_post + copy, first_ch + static_cast<int32_t>(r), 0, 0},
                       Op{Op::count_op, 0, 0, 0, 0, static_cast<uint32_t>(size)},
                       Op{Op::loop_end, 0, 0, 0, 0, 0}};
@@ -172,6 +178,7 @@ WorkloadBuild build_messaging(const JsonNode& w, const MachineProfile& prof, con
             t.spec.allowed = allowed;
             t.spec.role = TaskRole::requester;
             t.spec.footprint_kib = footprint;
+            t.code.push_back(Op{Op::barrier, 0, 0, start, 0, 0});
             t.code.push_back(Op{Op::loop_begin, 0, 0, static_cast<int32_t>(loops), 0, 0});
             for (int64_t r = 0; r < fds; ++r) {
                 t.code.push_back(Op{Op::run, pc.write_pre + copy, 0, 0, 0, 0});
