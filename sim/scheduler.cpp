@@ -309,20 +309,28 @@ void Scheduler::dequeue(int cpu, Task& t) {
     hw_->util_changed(cpu);
 }
 
-void Scheduler::update_curr(int cpu) {
+void Scheduler::update_curr(int cpu, bool kernel_point) {
     Rq& rq = rqs_[static_cast<size_t>(cpu)];
     Task* t = rq.curr;
     if (!t || rq.mode != Mode::running) return;
     const Time now = engine_.now();
     const int64_t delta = now - t->exec_start;
-    if (delta <= 0) return;
-    t->exec_start = now;
-    t->sum_exec += delta;
-    t->vruntime += calc_delta_fair(delta, *t);
-    if (t->vruntime >= t->deadline) {
-        t->deadline = t->vruntime + calc_delta_fair(t->slice, *t);
-        if (rq.nr_running > 1) rq.need_resched = true;  // slice used up (nr_queued counts delayed entities)
+    if (delta > 0) {
+        t->exec_start = now;
+        t->sum_exec += delta;
+        t->vruntime += calc_delta_fair(delta, *t);
     }
+    // The simulator's own step boundaries only account: fair.c notices a used-up slice where it
+    // calls update_curr (tick, enqueue, dequeue, wakeup check, pick), so a task that makes no
+    // such call runs on until the next tick, as on a kernel without HRTICK.
+    if (!kernel_point) return;
+    bool resched = false;
+    if (t->vruntime >= t->deadline) {  // update_deadline()
+        t->deadline = t->vruntime + calc_delta_fair(t->slice, *t);
+        resched = true;
+    }
+    // nr_queued counts delayed entities; an expired protection also asks for a new pick.
+    if (rq.nr_running > 1 && (resched || t->vruntime >= t->vprot)) rq.need_resched = true;
 }
 
 // check_preempt_wakeup_fair(), v6.19.
@@ -1060,12 +1068,12 @@ void Scheduler::preempt_now(int cpu) {
     Rq& rq = rqs_[static_cast<size_t>(cpu)];
     if (rq.mode != Mode::running) return;
     stop_segment(cpu);
-    ++m_.c.preemptions;
     schedule(cpu);
 }
 
 void Scheduler::count_switch(int cpu, Task* prev, Task* next, char prev_state) {
     ++m_.c.context_switches;
+    if (prev && prev_state == 'R') ++m_.c.preemptions;  // a re-pick of the same task is no preemption
     if (trace_) trace_->sched_switch(engine_.now(), cpu, prev, prev_state, next);
 }
 
@@ -1113,10 +1121,11 @@ void Scheduler::schedule(int cpu) {
         arm_tick(cpu);
     }
     rq.curr = next;
-    // set_next_entity(): RUN_TO_PARITY protects the new curr until vprot.
-    next->vprot = cfg_.features.on(Feat::RUN_TO_PARITY)
-                      ? std::min(next->deadline, next->vruntime + calc_delta_fair(slice_ns_, *next))
-                      : next->vruntime;
+    // set_protect_slice(): protected up to the deadline, or for the shortest queued slice
+    // (RUN_TO_PARITY), else for one normalised base slice at least.
+    const int64_t quantum = std::min(cfg_.features.on(Feat::RUN_TO_PARITY) ? slice_ns_ : cfg_.base_slice_ns, next->slice);
+    next->vprot = quantum == next->slice ? next->deadline
+                                         : std::min(next->deadline, next->vruntime + calc_delta_fair(quantum, *next));
     rq.mode = Mode::switching;
     rq.seg = SegKind::none;
     update_idle_state(cpu);
@@ -1271,7 +1280,7 @@ void Scheduler::on_event(const Event& e) {
             else
                 t->work_left = 0;
             rq.seg = SegKind::none;
-            update_curr(cpu);
+            update_curr(cpu, false);
             if (rq.need_resched && !prof_.preempt_lazy) {
                 preempt_now(cpu);
                 return;

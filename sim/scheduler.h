@@ -199,7 +199,7 @@ private:
     void place_entity(Rq& rq, Task& t, bool initial);
     void enqueue(int cpu, Task& t, bool initial);
     void dequeue(int cpu, Task& t);  // removes from the queue entirely
-    void update_curr(int cpu);
+    void update_curr(int cpu, bool kernel_point = true);
     bool check_preempt_wakeup(int cpu, Task& p, uint32_t flags);
     int64_t calc_delta_fair(int64_t delta, const Task& t) const { return delta * 1024 / t.weight; }
 

@@ -77,10 +77,9 @@ TEST_CASE("Hackbench shows no material change with the reciprocal-sync patch", "
     }
 }
 
-TEST_CASE("messaging-kvm: hackbench on the dev VM within 30% of the measured times, and cheaper per message with more groups",
+TEST_CASE("messaging-kvm: hackbench on the dev VM within 15% of the measured times, and cheaper per message with more groups",
           "[validation]") {
     // Measured: perf bench sched messaging -t -p -g 1/2/4 -l 1000, mean of 7 runs (docs/validation.md).
-    // The model switches 2-3x less often than the VM (a documented gap), hence the wide tolerance.
     Scenario sc = load_scenario(std::string(WAKESIM_SOURCE_DIR) + "/scenarios/messaging-kvm.json");
     RunOptions opt;
     opt.jobs = 2;
@@ -97,7 +96,7 @@ TEST_CASE("messaging-kvm: hackbench on the dev VM within 30% of the measured tim
     for (const auto& [c, want] : measured) {
         INFO(c);
         REQUIRE(n[c] == 3);
-        CHECK(secs[c] / n[c] == Approx(want).epsilon(0.30));
+        CHECK(secs[c] / n[c] == Approx(want).epsilon(0.15));
     }
     // More groups: more runnable tasks per CPU, longer batches, fewer switches per message.
     CHECK(per_msg["2-groups"] < per_msg["1-group"]);
