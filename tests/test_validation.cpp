@@ -55,6 +55,10 @@ TEST_CASE("On the idle Altra the reciprocal-sync pair lives on one CPU: under 1%
     const auto& p = m.at("unpinned/plain");
     CHECK(p.at("wakeups.remote").get<uint64_t>() == p.at("wakeups").get<uint64_t>());
     CHECK(p.at("cpus_busy").get<int>() == 2);
+    // wake_affine picks the waker's CPU every time; select_idle_sibling overrides it with prev.
+    CHECK(p.at("wakeups.affine").get<uint64_t>() == p.at("wakeups").get<uint64_t>());
+    CHECK(p.at("select.sis_prev").get<uint64_t>() == p.at("wakeups").get<uint64_t>());
+    CHECK(p.at("migrations.wakeup").get<uint64_t>() == 0);
 }
 
 TEST_CASE("pipe-kvm reproduces the dev VM's measured pipe figures within 25%", "[validation]") {
