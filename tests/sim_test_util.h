@@ -3,6 +3,7 @@
 #pragma once
 #include <catch2/catch.hpp>
 
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -63,8 +64,10 @@ struct Outcome {
 
 // Runs the scenario's first case with the policy labelled `policy` (default: the first) and its
 // first seed, checking the scheduler's invariants at the end. With `explain_nth`, records the
-// decision path of that select_task_rq call (1-based, counted from the start of the run).
-inline Outcome simulate(const json& d, const std::string& policy = "", uint64_t explain_nth = 0) {
+// decision path of that select_task_rq call (1-based, counted from the start of the run). With
+// `trace`, writes the run's ftrace-style trace there.
+inline Outcome simulate(const json& d, const std::string& policy = "", uint64_t explain_nth = 0,
+                        std::FILE* trace = nullptr) {
     const Scenario sc = parse_scenario(d, "test.json");
     const Policy* pol = &sc.policies.front();
     for (const auto& p : sc.policies)
@@ -72,6 +75,7 @@ inline Outcome simulate(const json& d, const std::string& policy = "", uint64_t 
     if (!policy.empty() && pol->name != policy) FAIL("no policy labelled " << policy);
     RunSpec spec = make_run_spec(sc, sc.cases.front(), *pol, sc.seeds.front());
     spec.check_invariants = true;
+    spec.trace = trace;
     WakeExplain ex;
     if (explain_nth) {
         spec.explain = &ex;

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "sim/report.h"
 #include "sim/runner.h"
@@ -13,16 +14,21 @@ using namespace wakesim;
 
 namespace {
 
-std::map<std::string, nlohmann::json> run_all(const std::string& file) {
+// Every run of a shipped scenario (all cases, policies and seeds), each checked to completion.
+std::vector<RunRecord> run_every(const std::string& file) {
     Scenario sc = load_scenario(std::string(WAKESIM_SOURCE_DIR) + "/scenarios/" + file);
     RunOptions opt;
     opt.jobs = 2;
     opt.check_invariants = true;
+    auto runs = run_scenario(sc, opt);
+    for (const auto& r : runs) REQUIRE(r.result.completed);
+    return runs;
+}
+
+// Metrics by "case/policy" (the last seed of each).
+std::map<std::string, nlohmann::json> run_all(const std::string& file) {
     std::map<std::string, nlohmann::json> out;
-    for (auto& r : run_scenario(sc, opt)) {
-        REQUIRE(r.result.completed);
-        out[r.case_name + "/" + r.policy] = r.result.metrics;
-    }
+    for (auto& r : run_every(file)) out[r.case_name + "/" + r.policy] = r.result.metrics;
     return out;
 }
 
@@ -84,14 +90,9 @@ TEST_CASE("Hackbench shows no material change with the reciprocal-sync patch", "
 TEST_CASE("messaging-kvm: hackbench on the dev VM within 15% of the measured times, and cheaper per message with more groups",
           "[validation]") {
     // Measured: perf bench sched messaging -t -p -g 1/2/4 -l 1000, mean of 7 runs (docs/validation.md).
-    Scenario sc = load_scenario(std::string(WAKESIM_SOURCE_DIR) + "/scenarios/messaging-kvm.json");
-    RunOptions opt;
-    opt.jobs = 2;
-    opt.check_invariants = true;
     std::map<std::string, double> secs, per_msg;
     std::map<std::string, int> n;
-    for (auto& r : run_scenario(sc, opt)) {
-        REQUIRE(r.result.completed);
+    for (auto& r : run_every("messaging-kvm.json")) {
         secs[r.case_name] += r.result.metrics.at("sim_time_ns").get<double>() / 1e9;
         per_msg[r.case_name] += usec(r.result.metrics);
         ++n[r.case_name];

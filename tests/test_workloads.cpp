@@ -12,15 +12,11 @@ namespace {
 
 // Runs the scenario's first case, policy and seed with an ftrace-style trace, returned as text.
 std::string traced_run(const json& d) {
-    const Scenario sc = parse_scenario(d, "test.json");
-    RunSpec spec = make_run_spec(sc, sc.cases.front(), sc.policies.front(), sc.seeds.front());
-    spec.check_invariants = true;
     char* buf = nullptr;
     size_t len = 0;
     std::FILE* f = open_memstream(&buf, &len);
     REQUIRE(f);
-    spec.trace = f;
-    const RunResult r = run_simulation(spec);
+    const Outcome r = simulate(d, "", 0, f);
     std::fclose(f);
     std::string text(buf, len);
     std::free(buf);
