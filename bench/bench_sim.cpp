@@ -4,10 +4,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/engine.h"
-#include "sim/runner.h"
-#include "sim/scenario.h"
-#include "sim/simulation.h"
+#include "engine/engine.h"
+#include "experiment/runner.h"
+#include "experiment/scenario.h"
+#include "experiment/simulation.h"
 
 using namespace wakesim;
 

@@ -5,14 +5,14 @@
 #include <iostream>
 
 #include "policies/registry.h"
-#include "sim/input_error.h"
-#include "sim/json_input.h"
-#include "sim/report.h"
-#include "sim/runner.h"
-#include "sim/scenario.h"
-#include "sim/sched_features.h"
-#include "sim/wake_explain.h"
-#include "sim/workloads.h"
+#include "input/input_error.h"
+#include "input/json_input.h"
+#include "experiment/report.h"
+#include "experiment/runner.h"
+#include "experiment/scenario.h"
+#include "kernel/features.h"
+#include "kernel/wake_explain.h"
+#include "workloads/workloads.h"
 #include "topology/sched_domains.h"
 #include "topology/topology.h"
 

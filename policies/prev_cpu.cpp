@@ -4,7 +4,7 @@
 // kernel's path runs). Wins when the wakee's working set is large and prev is free; loses when
 // prev is busy (the wakee queues behind another task).
 #include "policies/registry.h"
-#include "sim/scheduler.h"
+#include "kernel/sched.h"
 
 namespace wakesim {
 

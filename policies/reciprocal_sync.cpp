@@ -6,7 +6,7 @@
 // fits. Wins for strict ping-pong pairs on idle non-SMT LLCs (perf bench sched pipe on Altra:
 // 3.985 -> 3.187 us/op); never fires with SMT active.
 #include "policies/registry.h"
-#include "sim/scheduler.h"
+#include "kernel/sched.h"
 
 namespace wakesim {
 

@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "sim/json_input.h"
+#include "input/json_input.h"
 
 namespace wakesim {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "policies/policy.h"
+#include "kernel/wake_policy.h"
 
 namespace wakesim {
 

@@ -5,8 +5,8 @@
 // pair id, and a time window after the requester's mark. Wins like WF_CURRENT_CPU for the marked
 // pair; unmarked tasks follow the normal path.
 #include "policies/registry.h"
-#include "sim/scheduler.h"
-#include "sim/wake_explain.h"
+#include "kernel/sched.h"
+#include "kernel/wake_explain.h"
 
 namespace wakesim {
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <functional>
 
-#include "sim/engine.h"
+#include "engine/engine.h"
 
 namespace wakesim {
 

@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <string>
 
-#include "sim/engine.h"
-#include "sim/task.h"
+#include "engine/engine.h"
+#include "kernel/task.h"
 
 namespace wakesim {
 

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "policies/registry.h"
-#include "sim/sched_features.h"
-#include "sim/workloads.h"
+#include "kernel/features.h"
+#include "workloads/workloads.h"
 #include "topology/topology.h"
 
 #ifndef WAKESIM_SOURCE_DIR

@@ -16,13 +16,13 @@
 #include <string>
 #include <vector>
 
-#include "sim/engine.h"
-#include "sim/hardware.h"
-#include "sim/machine_profile.h"
-#include "sim/runner.h"
-#include "sim/scenario.h"
-#include "sim/simulation.h"
-#include "sim/task.h"
+#include "engine/engine.h"
+#include "hw/hardware.h"
+#include "hw/machine_profile.h"
+#include "experiment/runner.h"
+#include "experiment/scenario.h"
+#include "experiment/simulation.h"
+#include "kernel/task.h"
 #include "topology/topology.h"
 
 #ifndef WAKESIM_SOURCE_DIR

@@ -5,9 +5,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "sim/runner.h"
-#include "sim/scenario.h"
-#include "sim/simulation.h"
+#include "experiment/runner.h"
+#include "experiment/scenario.h"
+#include "experiment/simulation.h"
 
 using namespace wakesim;
 

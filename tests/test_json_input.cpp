@@ -7,7 +7,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "sim/json_input.h"
+#include "input/json_input.h"
+#include "topology/cpuset.h"
 
 using namespace wakesim;
 using nlohmann::json;

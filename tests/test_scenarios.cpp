@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/scenario.h"
+#include "experiment/scenario.h"
 
 #ifndef WAKESIM_SOURCE_DIR
 #define WAKESIM_SOURCE_DIR "."

@@ -1,7 +1,7 @@
 // Sched domains: levels and flags per sd_init, degeneration, groups, update_top_cache_domain.
 #include <catch2/catch.hpp>
 
-#include "sim/json_input.h"
+#include "input/json_input.h"
 #include "topology/sched_domains.h"
 
 using namespace wakesim;

@@ -4,7 +4,7 @@
 #include <fstream>
 #include <unistd.h>
 
-#include "sim/json_input.h"
+#include "input/json_input.h"
 #include "topology/sched_domains.h"
 
 #ifndef WAKESIM_SOURCE_DIR

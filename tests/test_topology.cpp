@@ -1,7 +1,7 @@
 // Topology facade: presets, numbering schemes, validation, the hierarchy graph and topology JSON.
 #include <catch2/catch.hpp>
 
-#include "sim/json_input.h"
+#include "input/json_input.h"
 #include "topology/topology.h"
 
 using namespace wakesim;

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "sim/report.h"
-#include "sim/runner.h"
-#include "sim/scenario.h"
+#include "experiment/report.h"
+#include "experiment/runner.h"
+#include "experiment/scenario.h"
 
 using namespace wakesim;
 

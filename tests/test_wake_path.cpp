@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "sim/runner.h"
-#include "sim/scenario.h"
-#include "sim/simulation.h"
-#include "sim/wake_explain.h"
+#include "experiment/runner.h"
+#include "experiment/scenario.h"
+#include "experiment/simulation.h"
+#include "kernel/wake_explain.h"
 #include "sim_test_util.h"
 
 using namespace wakesim;

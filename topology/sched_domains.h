@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/cpuset.h"
+#include "topology/cpuset.h"
 #include "topology/topology.h"
 
 namespace wakesim {

@@ -11,7 +11,7 @@
 #include <regex>
 #include <sstream>
 
-#include "sim/json_input.h"
+#include "input/json_input.h"
 #include "topology/topology.h"
 
 namespace wakesim {

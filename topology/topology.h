@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/cpuset.h"
+#include "topology/cpuset.h"
 
 namespace wakesim {
 

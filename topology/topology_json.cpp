@@ -3,7 +3,7 @@
 #include <map>
 #include <stdexcept>
 
-#include "sim/json_input.h"
+#include "input/json_input.h"
 #include "topology/topology.h"
 
 namespace wakesim {

@@ -1,0 +1,26 @@
+// Output formats for a scenario's runs: an aligned table (default), JSON (schema_version 1) and
+// CSV. Over several seeds the table and the JSON summary give the mean and a 95% confidence
+// interval (Student's t).
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "experiment/runner.h"
+#include "experiment/scenario.h"
+
+namespace wakesim {
+
+inline constexpr int kSchemaVersion = 1;
+
+struct SeedStats {
+    double mean = 0, ci95 = 0;  // ci95: half-width; 0 with one seed
+    size_t n = 0;
+};
+SeedStats seed_stats(const std::vector<double>& v);
+
+nlohmann::json report_json(const Scenario& sc, const std::vector<RunRecord>& runs);
+std::string report_table(const Scenario& sc, const std::vector<RunRecord>& runs);
+std::string report_csv(const std::vector<RunRecord>& runs);
+
+}  // namespace wakesim

@@ -1,0 +1,129 @@
+#include "experiment/runner.h"
+
+#include <atomic>
+#include <cstdio>
+#include <stdexcept>
+#include <thread>
+
+#include "input/input_error.h"
+#include "input/json_input.h"
+
+namespace wakesim {
+
+RunSpec make_run_spec(const Scenario& sc, const CaseSpec& c, const Policy& p, uint64_t seed) {
+    (void)sc;
+    RunSpec r;
+    r.topo = c.topo.get();
+    r.domains = c.domains.get();
+    r.profile = c.profile;
+    r.sched = c.sched;
+    r.policy = p;
+    r.workload = c.workload;
+    r.seed = seed;
+    r.warmup_ops = c.warmup_ops;
+    r.warmup_time = c.warmup_time;
+    r.stop_ops = c.ops ? (c.warmup_time ? c.ops : c.warmup_ops + c.ops) : 0;
+    r.max_time = c.max_time;
+    return r;
+}
+
+namespace {
+
+struct Job {
+    const CaseSpec* c;
+    const Policy* p;
+    uint64_t seed;
+};
+
+std::string trace_name(const std::string& base, const Job& j, bool many) {
+    if (!many) return base;
+    std::string suffix = "." + j.c->name + "." + j.p->name + ".s" + std::to_string(j.seed);
+    for (auto& ch : suffix)
+        if (ch == '/' || ch == ' ') ch = '_';  // case and policy labels may contain them
+    auto dot = base.rfind('.');
+    auto slash = base.rfind('/');
+    if (dot != std::string::npos && (slash == std::string::npos || dot > slash)) return base.substr(0, dot) + suffix + base.substr(dot);
+    return base + suffix;
+}
+
+}  // namespace
+
+std::vector<RunRecord> run_scenario(const Scenario& sc, const RunOptions& opt) {
+    auto check_filter = [&](const std::vector<std::string>& want, const std::vector<std::string>& have, const char* what) {
+        for (const auto& w : want) {
+            bool ok = false;
+            for (const auto& h : have) ok |= h == w;
+            if (!ok) {
+                std::string hint = nearest_name(w, have);
+                std::string list;
+                for (const auto& h : have) list += (list.empty() ? "" : ", ") + h;
+                throw InputError(sc.file, "", std::string("unknown ") + what + " \"" + w + "\"; expected one of: " + list +
+                                                  (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)"));
+            }
+        }
+    };
+    std::vector<std::string> case_names, pol_names;
+    for (const auto& c : sc.cases) case_names.push_back(c.name);
+    for (const auto& p : sc.policies) pol_names.push_back(p.name);
+    check_filter(opt.cases, case_names, "case");
+    check_filter(opt.policies, pol_names, "policy");
+    auto selected = [](const std::vector<std::string>& f, const std::string& n) {
+        if (f.empty()) return true;
+        for (const auto& x : f)
+            if (x == n) return true;
+        return false;
+    };
+    std::vector<Job> jobs;
+    for (const auto& c : sc.cases) {
+        if (!selected(opt.cases, c.name)) continue;
+        for (const auto& p : sc.policies) {
+            if (!selected(opt.policies, p.name)) continue;
+            for (uint64_t s : sc.seeds) jobs.push_back({&c, &p, s});
+        }
+    }
+    if (!opt.trace_path.empty() && !opt.force)
+        for (const Job& j : jobs) {
+            const std::string name = trace_name(opt.trace_path, j, jobs.size() > 1);
+            if (std::FILE* f = std::fopen(name.c_str(), "r")) {
+                std::fclose(f);
+                throw InputError(name, "", "the trace file exists; pass --force to overwrite it");
+            }
+        }
+    std::vector<RunRecord> out(jobs.size());
+    std::atomic<size_t> next{0};
+    std::exception_ptr failure;
+    std::atomic<bool> failed{false};
+    auto worker = [&] {
+        for (size_t i = next++; i < jobs.size() && !failed; i = next++) {
+            try {
+                const Job& j = jobs[i];
+                RunSpec spec = make_run_spec(sc, *j.c, *j.p, j.seed);
+                spec.check_invariants = opt.check_invariants;
+                std::FILE* tf = nullptr;
+                if (!opt.trace_path.empty()) {
+                    const std::string name = trace_name(opt.trace_path, j, jobs.size() > 1);
+                    tf = std::fopen(name.c_str(), "w");
+                    if (!tf) throw InputError(name, "", "cannot open the trace file for writing");
+                    spec.trace = tf;
+                }
+                RunResult r = run_simulation(spec);
+                if (tf) std::fclose(tf);
+                out[i] = RunRecord{j.c->name, j.p->name, j.seed, std::move(r)};
+            } catch (...) {
+                if (!failed.exchange(true)) failure = std::current_exception();
+            }
+        }
+    };
+    const int n = std::max(1, std::min<int>(opt.jobs, static_cast<int>(jobs.size())));
+    if (n == 1) {
+        worker();
+    } else {
+        std::vector<std::thread> pool;
+        for (int t = 0; t < n; ++t) pool.emplace_back(worker);
+        for (auto& t : pool) t.join();
+    }
+    if (failure) std::rethrow_exception(failure);
+    return out;
+}
+
+}  // namespace wakesim

@@ -1,0 +1,33 @@
+// Runs a scenario's cases x policies x seeds, in parallel when asked; results come back in the
+// scenario's order whatever the thread count, so output is byte-identical.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "experiment/scenario.h"
+#include "experiment/simulation.h"
+
+namespace wakesim {
+
+struct RunRecord {
+    std::string case_name;
+    std::string policy;
+    uint64_t seed = 0;
+    RunResult result;
+};
+
+struct RunOptions {
+    std::vector<std::string> cases;     // empty: all
+    std::vector<std::string> policies;  // empty: all
+    int jobs = 1;
+    std::string trace_path;             // empty: no trace
+    bool check_invariants = false;
+    bool force = false;  // overwrite existing trace files
+};
+
+// Throws InputError for an unknown case or policy name in the filter.
+std::vector<RunRecord> run_scenario(const Scenario& sc, const RunOptions& opt);
+
+RunSpec make_run_spec(const Scenario& sc, const CaseSpec& c, const Policy& p, uint64_t seed);
+
+}  // namespace wakesim

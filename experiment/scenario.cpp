@@ -1,0 +1,211 @@
+#include "experiment/scenario.h"
+
+#include <filesystem>
+#include <set>
+
+#include "policies/registry.h"
+#include "input/json_input.h"
+
+namespace wakesim {
+
+namespace {
+
+constexpr int64_t kMaxRunTime = 3600LL * kNsPerSec;
+constexpr Time kDefaultMaxTime = 60LL * kNsPerSec;
+
+std::string dir_of(const std::string& file) {
+    auto p = std::filesystem::path(file).parent_path();
+    return p.empty() ? std::string(".") : p.string();
+}
+
+}  // namespace
+
+Machine machine_from_json(const JsonNode& node, const std::string& base_dir) {
+    Machine m;
+    std::vector<std::string> presets;
+    for (const auto& p : topology_presets()) presets.push_back(p.name);
+    if (node.is_string()) {
+        const std::string name = node.as_enum(presets);
+        m.topo = std::make_shared<Topology>(make_topology_preset(name));
+        m.profile = make_machine_profile(name);
+    } else {
+        node.require_object();
+        node.check_keys({"preset", "topology", "profile", "reclaim_distance"});
+        if (node.has("preset") == node.has("topology"))
+            node.fail("expected exactly one of \"preset\" (a machine name) or \"topology\" (a file or an object)");
+        std::string profile_base;
+        if (auto p = node.get("preset")) {
+            const std::string name = p->as_enum(presets);
+            m.topo = std::make_shared<Topology>(make_topology_preset(name));
+            profile_base = name;
+        } else {
+            JsonNode t = node.at("topology");
+            if (t.is_string()) {
+                std::string path = t.as_string();
+                if (!std::filesystem::path(path).is_absolute()) path = base_dir + "/" + path;
+                nlohmann::json doc = load_json_file(path);
+                m.topo = std::make_shared<Topology>(topology_from_json(JsonNode(doc, path)));
+            } else {
+                m.topo = std::make_shared<Topology>(topology_from_json(t));
+            }
+        }
+        if (auto prof = node.get("profile")) {
+            prof->require_object();
+            if (auto base = prof->get("base")) profile_base = base->as_enum(machine_profile_names());
+            if (profile_base.empty())
+                prof->fail("expected \"base\": the machine profile whose costs this topology uses (one of: " +
+                           [] {
+                               std::string s;
+                               for (const auto& n : machine_profile_names()) s += (s.empty() ? "" : ", ") + n;
+                               return s;
+                           }() + ")");
+            m.profile = make_machine_profile(profile_base);
+            m.profile.apply_overrides(*prof);
+        } else {
+            if (profile_base.empty())
+                node.fail("expected \"profile\": {\"base\": ...} for a topology that is not a preset");
+            m.profile = make_machine_profile(profile_base);
+        }
+    }
+    const int reclaim = node.is_object() ? static_cast<int>(node.int_or("reclaim_distance", 30, 10, 255)) : 30;
+    m.domains = std::make_shared<SchedDomains>(SchedDomains::build(*m.topo, reclaim));
+    return m;
+}
+
+namespace {
+
+CaseSpec parse_case(const nlohmann::json& doc, const std::string& file, const std::string& name,
+                    const std::string& description) {
+    JsonNode root(doc, file);
+    root.require_object();
+    root.check_keys({"name", "description", "expected", "machine", "features", "sched", "workload", "policies", "run", "cases"});
+    CaseSpec c;
+    c.name = name;
+    c.description = description;
+    Machine m = machine_from_json(root.at("machine"), dir_of(file));
+    c.topo = m.topo;
+    c.domains = m.domains;
+    c.profile = m.profile;
+    if (auto f = root.get("features")) {
+        f->require_object();
+        f->check_keys(SchedFeatures::names());
+        for (const auto& k : f->keys()) c.sched.features.set_by_name(k, f->at(k).as_bool());
+    }
+    if (auto s = root.get("sched")) {
+        s->require_object();
+        s->check_keys({"migration_cost", "base_slice", "sis_scan_at_start"});
+        c.sched.migration_cost_ns = s->duration_or("migration_cost", c.sched.migration_cost_ns, 0, kNsPerSec);
+        c.sched.base_slice_ns = s->duration_or("base_slice", c.sched.base_slice_ns, 100000, kNsPerSec);
+        if (auto v = s->get("sis_scan_at_start")) c.sched.start_sis_scan_full = v->as_enum({"full", "zero"}) == "full";
+    }
+    c.workload = build_workload(root.at("workload"), c.profile, *c.topo);
+    static const nlohmann::json kNoRun = nlohmann::json::object();  // JsonNode keeps a pointer: it must outlive it
+    JsonNode run = root.get("run") ? root.at("run") : JsonNode(kNoRun, file, "/run");
+    run.require_object();
+    run.check_keys({"ops", "warmup_ops", "warmup", "duration", "seeds"});
+    c.warmup_ops = static_cast<uint64_t>(run.int_or("warmup_ops", 0, 0, 1000000000));
+    c.warmup_time = run.duration_or("warmup", 0, 0, kMaxRunTime);
+    if (c.warmup_ops && c.warmup_time) run.at("warmup").fail("expected either \"warmup_ops\" or \"warmup\", not both");
+    c.ops = static_cast<uint64_t>(run.int_or("ops", 0, 0, 1000000000));
+    c.max_time = run.duration_or("duration", kDefaultMaxTime, 1000, kMaxRunTime);
+    if (c.workload.total_ops && c.warmup_ops >= c.workload.total_ops)
+        run.at("warmup_ops").fail("expected fewer warm-up ops than the workload performs (" +
+                                  std::to_string(c.workload.total_ops) + ")");
+    return c;
+}
+
+}  // namespace
+
+Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
+    JsonNode root(doc, file);
+    root.require_object();
+    root.check_keys({"name", "description", "expected", "machine", "features", "sched", "workload", "policies", "run", "cases"});
+    Scenario sc;
+    sc.file = file;
+    sc.name = root.string_or("name", std::filesystem::path(file).stem().string());
+    sc.description = root.string_or("description", "");
+    sc.expected = root.string_or("expected", "");
+    // Policies.
+    JsonNode pols = root.at("policies");
+    pols.require_array();
+    if (pols.size() == 0) pols.fail("expected at least one policy");
+    std::set<std::string> labels;
+    for (size_t i = 0; i < pols.size(); ++i) {
+        Policy p = policy_from_json(pols[i]);
+        if (!labels.insert(p.name).second) pols[i].fail("expected a unique policy label, \"" + p.name + "\" appears twice");
+        sc.policies.push_back(std::move(p));
+    }
+    // Seeds.
+    if (auto run = root.get("run")) {
+        run->require_object();
+        if (auto seeds = run->get("seeds")) {
+            if (seeds->is_array()) {
+                if (seeds->size() == 0) seeds->fail("expected at least one seed");
+                std::set<uint64_t> seen;
+                for (size_t i = 0; i < seeds->size(); ++i) {
+                    const auto seed = static_cast<uint64_t>((*seeds)[i].as_int(0, INT64_MAX));
+                    if (!seen.insert(seed).second)
+                        (*seeds)[i].fail("expected distinct seeds, " + std::to_string(seed) + " appears twice");
+                    sc.seeds.push_back(seed);
+                }
+            } else {
+                const int64_t n = seeds->as_int(1, 10000);
+                for (int64_t i = 1; i <= n; ++i) sc.seeds.push_back(static_cast<uint64_t>(i));
+            }
+        }
+    }
+    if (sc.seeds.empty()) sc.seeds.push_back(1);
+    // Cases: each is the base document with a merge patch applied.
+    nlohmann::json base = doc;
+    base.erase("cases");
+    if (auto cases = root.get("cases")) {
+        cases->require_array();
+        if (cases->size() == 0) cases->fail("expected at least one case (or no \"cases\" key)");
+        std::set<std::string> names;
+        for (size_t i = 0; i < cases->size(); ++i) {
+            JsonNode cn = (*cases)[i];
+            cn.require_object();
+            cn.check_keys({"name", "description", "set"});
+            const std::string name = cn.at("name").as_string();
+            if (name.empty()) cn.at("name").fail("expected a non-empty case name");
+            if (!names.insert(name).second) cn.at("name").fail("expected a unique case name, \"" + name + "\" appears twice");
+            nlohmann::json merged = base;
+            if (auto set = cn.get("set")) {
+                set->require_object();
+                for (const char* k : {"policies", "cases", "name", "description", "expected"})
+                    if (set->has(k))
+                        set->at(k).fail("expected a case to override only machine, features, sched, workload or run");
+                if (set->has("run") && set->at("run").has("seeds"))
+                    set->at("run").at("seeds").fail("expected seeds to be set for the whole scenario, not per case");
+                merged.merge_patch(set->raw());
+            }
+            try {
+                sc.cases.push_back(parse_case(merged, file, name, cn.string_or("description", "")));
+            } catch (const InputError& e) {
+                // Point into the case's "set" when the bad value came from there.
+                const std::string ptr = e.pointer();
+                const std::string set_ptr = cn.pointer() + "/set" + ptr;
+                bool from_set = false;
+                if (cn.has("set")) {
+                    try {
+                        from_set = !ptr.empty() && cn.at("set").raw().contains(nlohmann::json::json_pointer(ptr));
+                    } catch (...) {
+                        from_set = false;
+                    }
+                }
+                throw InputError(e.file(), from_set ? set_ptr : ptr,
+                                 e.expected() + (from_set ? "" : " (in case \"" + name + "\")"));
+            }
+        }
+    } else {
+        sc.cases.push_back(parse_case(base, file, "default", ""));
+    }
+    return sc;
+}
+
+Scenario load_scenario(const std::string& path) {
+    nlohmann::json doc = load_json_file(path);
+    return parse_scenario(doc, path);
+}
+
+}  // namespace wakesim

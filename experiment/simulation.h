@@ -1,0 +1,46 @@
+// One run: a machine, a workload, one policy, one seed. Builds the engine, scheduler and
+// workload driver, runs warm-up and the measured window, and returns the metrics.
+#pragma once
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "kernel/wake_policy.h"
+#include "hw/machine_profile.h"
+#include "kernel/sched.h"
+#include "workloads/workloads.h"
+#include "topology/sched_domains.h"
+#include "topology/topology.h"
+
+namespace wakesim {
+
+class WakeExplain;
+
+struct RunSpec {
+    const Topology* topo = nullptr;
+    const SchedDomains* domains = nullptr;
+    MachineProfile profile;
+    SchedConfig sched;
+    Policy policy;
+    WorkloadBuild workload;
+    uint64_t seed = 1;
+    uint64_t warmup_ops = 0;   // ops excluded from the measured window
+    uint64_t stop_ops = 0;     // stop after this many ops in all (0: when the workload ends)
+    Time max_time = 0;         // simulated-time limit (0: none)
+    Time warmup_time = 0;      // time-based warm-up when no warm-up ops are given
+    std::FILE* trace = nullptr;
+    uint64_t explain_wakeup = 0;
+    WakeExplain* explain = nullptr;
+    bool check_invariants = false;  // check scheduler invariants at the end of the run
+};
+
+struct RunResult {
+    nlohmann::json metrics;  // stable names, docs/metrics.md
+    uint64_t events = 0;
+    Time sim_time = 0;
+    bool completed = false;  // the workload finished (or reached stop_ops) before max_time
+};
+
+RunResult run_simulation(const RunSpec& spec);
+
+}  // namespace wakesim

@@ -1,0 +1,389 @@
+#include "hw/hardware.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <stdexcept>
+
+#include "sim/trace.h"
+
+namespace wakesim {
+
+Hardware::Hardware(Engine& engine, const Topology& topo, const MachineProfile& prof)
+    : engine_(engine), target_(engine.add_target(this)), topo_(topo), prof_(prof) {
+    const int n = topo_.nr_cpus();
+    gov_name_ = prof_.governor;
+    if (gov_name_ == "performance") gov_ = Gov::performance;
+    else if (gov_name_ == "powersave") gov_ = Gov::powersave;
+    else if (gov_name_ == "schedutil") gov_ = Gov::schedutil;
+    else if (gov_name_ == "ondemand") gov_ = Gov::ondemand;
+    else if (gov_name_ == "conservative") gov_ = Gov::conservative;
+    else throw std::invalid_argument("unknown governor " + gov_name_);
+    opp_ = prof_.opp_khz;
+    if (opp_.empty()) {  // no cpufreq: one fixed frequency
+        opp_ = {1000000};
+        gov_ = Gov::performance;
+        gov_name_ = "none (fixed frequency)";
+    }
+    fmin_ = opp_.front();
+    fmax_ = opp_.back();
+    // cpufreq_policy_transition_delay_us(): the driver's delay, else 1.5 x latency, else 1 ms.
+    rate_limit_ = prof_.sugov_rate_limit_ns > 0       ? prof_.sugov_rate_limit_ns
+                  : prof_.freq_transition_ns > 0 ? prof_.freq_transition_ns * 3 / 2
+                                                : kNsPerMs;
+    // Frequency domains: CPUs that share a clock.
+    std::map<int, int> key_to_dom;
+    dom_of_.assign(static_cast<size_t>(n), 0);
+    for (int c = 0; c < n; ++c) {
+        const CpuInfo& ci = topo_.cpu(c);
+        const std::string& k = prof_.freq_domain;
+        const int key = k == "cpu" ? c : k == "core" ? ci.core : k == "cluster" ? ci.cluster : k == "llc" ? ci.llc : ci.package;
+        auto it = key_to_dom.find(key);
+        if (it == key_to_dom.end()) {
+            it = key_to_dom.emplace(key, static_cast<int>(doms_.size())).first;
+            doms_.emplace_back();
+        }
+        dom_of_[static_cast<size_t>(c)] = it->second;
+        doms_[static_cast<size_t>(it->second)].cpus.push_back(c);
+    }
+    const int64_t start = gov_ == Gov::powersave ? fmin_ : fmax_;
+    for (auto& d : doms_) {
+        d.cur = d.target = d.requested = start;
+        d.cur_idx = static_cast<size_t>(std::lower_bound(opp_.begin(), opp_.end(), start) - opp_.begin());
+        d.busy_at_sample.assign(d.cpus.size(), 0);
+    }
+    states_ = prof_.effective_idle_states();
+    busy_.assign(static_cast<size_t>(n), 0);
+    boost_.assign(static_cast<size_t>(n), 0);
+    boost_time_.assign(static_cast<size_t>(n), 0);
+    tick_ns_ = kNsPerSec / std::max<int64_t>(1, prof_.tick_hz);
+    speed_.assign(static_cast<size_t>(n), 1.0);
+    inv_speed_.assign(static_cast<size_t>(n), 1.0);
+    // Idle CPUs after boot: long idle history, so the governor picks the deepest state.
+    idle_hist_.assign(static_cast<size_t>(n), {});
+    for (auto& h : idle_hist_) h.fill(10 * kNsPerMs);
+    idle_hist_pos_.assign(static_cast<size_t>(n), 0);
+    idle_state_.assign(static_cast<size_t>(n), -1);
+    acc_.assign(static_cast<size_t>(n), CpuAcc{});
+    for (int c = 0; c < n; ++c) {
+        auto& a = acc_[static_cast<size_t>(c)];
+        a.idle_res.assign(states_.size(), 0);
+        a.opp_res.assign(opp_.size(), 0);
+        recompute_speed(c);
+        idle_enter(c);
+    }
+}
+
+void Hardware::start() {
+    if (gov_ != Gov::ondemand && gov_ != Gov::conservative) return;
+    for (size_t i = 0; i < doms_.size(); ++i)
+        engine_.schedule(engine_.now() + prof_.sampling_ns, target_, kSample, static_cast<int32_t>(i));
+}
+
+void Hardware::recompute_speed(int cpu) {
+    double s = topo_.cpu(cpu).capacity / 1024.0 * static_cast<double>(freq_khz(cpu)) / static_cast<double>(fmax_);
+    inv_speed_[static_cast<size_t>(cpu)] = s;
+    if (prof_.smt_factor_pct < 100) {
+        const CpuSet& sib = topo_.smt_siblings(cpu);
+        for (int x = sib.first(); x >= 0; x = sib.next(x + 1))
+            if (x != cpu && busy_[static_cast<size_t>(x)]) {
+                s *= static_cast<double>(prof_.smt_factor_pct) / 100.0;
+                break;
+            }
+    }
+    speed_[static_cast<size_t>(cpu)] = s;
+}
+
+int64_t Hardware::opp_at_least(int64_t khz) const {
+    for (int64_t f : opp_)
+        if (f >= khz) return f;
+    return fmax_;
+}
+
+void Hardware::account(int cpu) {
+    CpuAcc& a = acc_[static_cast<size_t>(cpu)];
+    const Time now = engine_.now();
+    const Time dt = now - a.last;
+    if (dt <= 0) return;
+    const Domain& d = doms_[static_cast<size_t>(dom_of_[static_cast<size_t>(cpu)])];
+    const double f = static_cast<double>(d.cur);
+    a.khz_time += static_cast<double>(dt) * f;
+    if (a.busy) {
+        a.khz_busy_time += static_cast<double>(dt) * f;
+        a.busy_time += dt;
+    }
+    a.opp_res[d.cur_idx] += dt;
+    a.last = now;
+}
+
+void Hardware::set_busy(int cpu, bool busy) {
+    account(cpu);
+    acc_[static_cast<size_t>(cpu)].busy = busy;
+    busy_[static_cast<size_t>(cpu)] = busy ? 1 : 0;
+    if (prof_.smt_factor_pct >= 100) return;
+    // SMT contention: the siblings' speed depends on this CPU running.
+    const CpuSet& sib = topo_.smt_siblings(cpu);
+    for (int x = sib.first(); x >= 0; x = sib.next(x + 1)) {
+        if (x == cpu) continue;
+        const double before = speed_[static_cast<size_t>(x)];
+        recompute_speed(x);
+        if (speed_[static_cast<size_t>(x)] != before && client_) client_->speed_changed(x);
+    }
+}
+
+void Hardware::set_domain_freq(Domain& d, int64_t khz) {
+    if (khz == d.cur) return;
+    for (int c : d.cpus) account(c);
+    d.cur = khz;
+    d.cur_idx = static_cast<size_t>(std::lower_bound(opp_.begin(), opp_.end(), khz) - opp_.begin());
+    for (int c : d.cpus) {
+        recompute_speed(c);
+        if (trace_) trace_->cpu_frequency(engine_.now(), c, khz);
+        if (client_) client_->speed_changed(c);
+    }
+}
+
+void Hardware::request(Domain& d, int64_t khz) {
+    if (khz == d.target) return;
+    d.target = khz;
+    ++d.gen;
+    if (prof_.freq_transition_ns <= 0) {
+        set_domain_freq(d, khz);
+        return;
+    }
+    engine_.schedule(engine_.now() + prof_.freq_transition_ns, target_, kApply,
+                     static_cast<int32_t>(&d - doms_.data()), d.gen);
+}
+
+// sugov_update_shared()/sugov_next_freq_shared(): the policy's highest utilisation, 25% headroom,
+// the lowest OPP at or above it, at most once per rate limit.
+void Hardware::util_changed(int cpu) {
+    if (gov_ != Gov::schedutil || !client_) return;
+    Domain& d = doms_[static_cast<size_t>(dom_of_[static_cast<size_t>(cpu)])];
+    const Time now = engine_.now();
+    // sugov_should_update_freq(): -kTimeNever means no change yet (or one forced): always evaluate
+    // (and never compute now - (-kTimeNever), which overflows).
+    if (d.last_eval != -kTimeNever && now - d.last_eval < rate_limit_) return;
+    double rel = 0;
+    for (int c : d.cpus) {
+        const double u = std::max(client_->cpu_util(c), static_cast<double>(iowait_boost_value(c)) * topo_.cpu(c).capacity / 1024.0);
+        rel = std::max(rel, u / topo_.cpu(c).capacity);
+    }
+    const double want = 1.25 * static_cast<double>(fmax_) * std::min(1.0, rel);
+    const int64_t next = opp_at_least(static_cast<int64_t>(want));
+    // sugov_update_next_freq(): last_freq_update_time moves only when the request changes, so an
+    // evaluation that keeps the frequency does not restart the rate-limit window.
+    if (next == d.target) return;
+    d.last_eval = now;
+    request(d, next);
+}
+
+int64_t Hardware::iowait_boost_value(int cpu) const {
+    const int64_t b = boost_[static_cast<size_t>(cpu)];
+    if (b == 0) return 0;
+    const Time ticks = (engine_.now() - boost_time_[static_cast<size_t>(cpu)]) / tick_ns_;
+    const int64_t v = ticks >= 8 ? 0 : b >> ticks;
+    return v < 128 ? 0 : v;  // IOWAIT_BOOST_MIN: below it the boost is dropped
+}
+
+void Hardware::iowait_boost(int cpu) {
+    if (gov_ != Gov::schedutil) return;
+    const int64_t cur = iowait_boost_value(cpu);
+    const bool recent = engine_.now() - boost_time_[static_cast<size_t>(cpu)] <= tick_ns_;
+    boost_[static_cast<size_t>(cpu)] = cur == 0 ? 128 : recent ? std::min<int64_t>(1024, cur * 2) : cur;
+    boost_time_[static_cast<size_t>(cpu)] = engine_.now();
+    util_changed(cpu);
+}
+
+// od_dbs_update()/cs_dbs_update(): load = busy fraction of the busiest CPU over the period.
+void Hardware::sample(Domain& d) {
+    const Time now = engine_.now();
+    const Time period = std::max<Time>(1, now - d.last_sample);
+    double load = 0;
+    for (size_t i = 0; i < d.cpus.size(); ++i) {
+        const Time b = client_ ? client_->cpu_busy_ns(d.cpus[i]) : 0;
+        load = std::max(load, static_cast<double>(b - d.busy_at_sample[i]) / static_cast<double>(period));
+        d.busy_at_sample[i] = b;
+    }
+    d.last_sample = now;
+    load = std::min(1.0, load);
+    if (gov_ == Gov::ondemand) {
+        const int64_t f = load > 0.80 ? fmax_ : fmin_ + static_cast<int64_t>(load * static_cast<double>(fmax_ - fmin_));
+        request(d, opp_at_least(f));
+    } else {
+        // cs_dbs_update(): step an unrounded request by 5% of fmax; going up take the highest OPP
+        // at or below it, going down the lowest at or above it.
+        const int64_t step = fmax_ * 5 / 100;
+        if (d.requested < fmin_ || d.requested > fmax_) d.requested = d.cur;
+        if (load > 0.80 && d.requested < fmax_) {
+            d.requested = std::min(fmax_, d.requested + step);
+            int64_t pick = fmin_;
+            for (int64_t o : opp_)
+                if (o <= d.requested) pick = o;
+            request(d, pick);
+        } else if (load < 0.20 && d.requested > fmin_) {
+            d.requested = std::max(fmin_, d.requested - step);
+            request(d, opp_at_least(d.requested));
+        }
+    }
+    engine_.schedule(now + prof_.sampling_ns, target_, kSample, static_cast<int32_t>(&d - doms_.data()));
+}
+
+void Hardware::on_event(const Event& e) {
+    Domain& d = doms_[static_cast<size_t>(e.a)];
+    if (e.kind == kApply) {
+        if (e.b == d.gen) set_domain_freq(d, d.target);
+    } else if (e.kind == kSample) {
+        sample(d);
+    }
+}
+
+// menu: the average of the last eight idle periods; teo: shallower when most of them ended
+// early (intercepts dominate). Then the deepest state whose residency fits.
+void Hardware::idle_enter(int cpu) {
+    const auto& h = idle_hist_[static_cast<size_t>(cpu)];
+    Time predicted;
+    if (prof_.idle_governor == "teo") {
+        // Shallower only when early wakeups ("intercepts") are the majority of recent periods:
+        // the 4th shortest of the last 8.
+        std::array<Time, 8> sorted = h;
+        std::sort(sorted.begin(), sorted.end());
+        predicted = sorted[3];
+    } else {
+        Time sum = 0;
+        for (Time x : h) sum += x;
+        predicted = sum / static_cast<Time>(h.size());
+    }
+    int pick = 0;
+    for (size_t i = 0; i < states_.size(); ++i)
+        if (states_[i].residency_ns <= predicted) pick = static_cast<int>(i);
+    idle_state_[static_cast<size_t>(cpu)] = pick;
+    acc_[static_cast<size_t>(cpu)].idle_entered = engine_.now();
+    if (trace_) trace_->cpu_idle(engine_.now(), cpu, pick);
+}
+
+void Hardware::idle_exit(int cpu) {
+    int& st = idle_state_[static_cast<size_t>(cpu)];
+    if (st < 0) return;
+    CpuAcc& a = acc_[static_cast<size_t>(cpu)];
+    const Time dur = engine_.now() - a.idle_entered;
+    a.idle_res[static_cast<size_t>(st)] += dur;
+    auto& pos = idle_hist_pos_[static_cast<size_t>(cpu)];
+    idle_hist_[static_cast<size_t>(cpu)][static_cast<size_t>(pos)] = dur;
+    pos = (pos + 1) % 8;
+    st = -1;
+    if (trace_) trace_->cpu_idle(engine_.now(), cpu, -1);
+}
+
+int64_t Hardware::wake_latency(int cpu) const {
+    const int st = idle_state_[static_cast<size_t>(cpu)];
+    return st < 0 ? 0 : states_[static_cast<size_t>(st)].exit_ns;
+}
+
+bool Hardware::polling(int cpu) const {
+    const int st = idle_state_[static_cast<size_t>(cpu)];
+    return st >= 0 && states_[static_cast<size_t>(st)].polling;
+}
+
+int64_t Hardware::transfer_ns_per_kib(int from, int to) const {
+    switch (topo_.classify(from, to)) {
+        case CpuDistance::same_cpu: return 0;
+        case CpuDistance::smt: return prof_.refill_smt_ns_per_kib;
+        case CpuDistance::cluster: return prof_.refill_cluster_ns_per_kib;
+        case CpuDistance::llc: return prof_.refill_llc_ns_per_kib;
+        case CpuDistance::cross_llc: return prof_.refill_cross_llc_ns_per_kib;
+        case CpuDistance::cross_numa: return prof_.refill_cross_numa_ns_per_kib;
+    }
+    return 0;
+}
+
+int64_t Hardware::switch_in(Task& t, int cpu) {
+    if (t.footprint_kib <= 0) {
+        t.cache_cpu = cpu;
+        return 0;
+    }
+    double per_kib;
+    if (t.cache_cpu < 0) {
+        per_kib = static_cast<double>(prof_.refill_dram_ns_per_kib);  // a new task starts cold
+    } else {
+        // The set left on cache_cpu fades with other work there and with time away.
+        const double other = client_ ? static_cast<double>(client_->cpu_busy_ns(t.cache_cpu) - t.cache_busy_at_leave) : 0.0;
+        const double away = static_cast<double>(engine_.now() - t.cache_left_at);
+        double warm = 1.0;
+        if (prof_.cache_evict_busy_ns > 0) warm *= std::exp(-std::max(0.0, other) / static_cast<double>(prof_.cache_evict_busy_ns));
+        if (prof_.cache_evict_idle_ns > 0) warm *= std::exp(-away / static_cast<double>(prof_.cache_evict_idle_ns));
+        const double dram = static_cast<double>(prof_.refill_dram_ns_per_kib);
+        per_kib = t.cache_cpu == cpu ? (1.0 - warm) * dram
+                                     : warm * static_cast<double>(transfer_ns_per_kib(t.cache_cpu, cpu)) + (1.0 - warm) * dram;
+    }
+    t.cache_cpu = cpu;
+    const auto cost = static_cast<int64_t>(per_kib * static_cast<double>(t.footprint_kib));
+    refill_ns_ += cost;
+    return cost;
+}
+
+void Hardware::switch_out(Task& t, int cpu) {
+    t.cache_left_at = engine_.now();
+    t.cache_busy_at_leave = client_ ? client_->cpu_busy_ns(cpu) : 0;
+}
+
+int64_t Hardware::touch_shared(int object, int64_t bytes, int cpu) {
+    if (object < 0 || bytes <= 0) return 0;
+    if (static_cast<size_t>(object) >= shared_last_cpu_.size()) shared_last_cpu_.resize(static_cast<size_t>(object) + 1, -1);
+    int& last = shared_last_cpu_[static_cast<size_t>(object)];
+    const int64_t cost = last < 0 || last == cpu ? 0 : bytes * transfer_ns_per_kib(last, cpu) / 1024;
+    last = cpu;
+    refill_ns_ += cost;
+    return cost;
+}
+
+void Hardware::begin_window() {
+    for (int c = 0; c < topo_.nr_cpus(); ++c) {
+        account(c);
+        CpuAcc& a = acc_[static_cast<size_t>(c)];
+        a.khz_time = a.khz_busy_time = 0;
+        a.busy_time = 0;
+        std::fill(a.opp_res.begin(), a.opp_res.end(), 0);
+        // Idle residency restarts now; a CPU idle across the boundary counts from here.
+        std::fill(a.idle_res.begin(), a.idle_res.end(), 0);
+        if (idle_state_[static_cast<size_t>(c)] >= 0) a.idle_entered = engine_.now();
+    }
+    refill_at_window_ = refill_ns_;
+    window_start_ = engine_.now();
+}
+
+void Hardware::report(nlohmann::json& m) const {
+    auto* self = const_cast<Hardware*>(this);
+    for (int c = 0; c < topo_.nr_cpus(); ++c) self->account(c);
+    const Time now = engine_.now();
+    const double window = static_cast<double>(std::max<Time>(1, now - window_start_));
+    const int n = topo_.nr_cpus();
+    nlohmann::json freq = nlohmann::json::array();
+    double khz_sum = 0, busy_khz = 0, busy_t = 0;
+    std::vector<double> opp_tot(opp_.size(), 0), idle_tot(states_.size(), 0);
+    for (int c = 0; c < n; ++c) {
+        const CpuAcc& a = acc_[static_cast<size_t>(c)];
+        const double mean = a.khz_time / window;
+        freq.push_back(static_cast<int64_t>(std::llround(mean)));
+        khz_sum += mean;
+        busy_khz += a.khz_busy_time;
+        busy_t += static_cast<double>(a.busy_time);
+        for (size_t i = 0; i < opp_.size(); ++i) opp_tot[i] += static_cast<double>(a.opp_res[i]);
+        for (size_t i = 0; i < states_.size(); ++i) idle_tot[i] += static_cast<double>(a.idle_res[i]);
+        const int st = idle_state_[static_cast<size_t>(c)];
+        if (st >= 0) idle_tot[static_cast<size_t>(st)] += static_cast<double>(now - std::max(a.idle_entered, window_start_));
+    }
+    auto r6 = [](double v) { return std::round(v * 1e6) / 1e6; };
+    m["governor"] = gov_name_;
+    m["cpu_freq_khz"] = freq;
+    m["freq_khz.mean"] = static_cast<int64_t>(std::llround(khz_sum / n));
+    m["freq_khz.busy"] = busy_t > 0 ? static_cast<int64_t>(std::llround(busy_khz / busy_t)) : 0;
+    nlohmann::json fr = nlohmann::json::object(), ir = nlohmann::json::object();
+    for (size_t i = 0; i < opp_.size(); ++i) fr[std::to_string(opp_[i])] = r6(opp_tot[i] / (window * n));
+    for (size_t i = 0; i < states_.size(); ++i) ir[states_[i].name] = r6(idle_tot[i] / (window * n));
+    m["freq_residency"] = fr;
+    m["idle_residency"] = ir;
+    m["time_lost.cache_refill_ns"] = refill_ns_ - refill_at_window_;
+}
+
+}  // namespace wakesim

@@ -1,0 +1,135 @@
+// The hardware under the scheduler: frequency domains and cpufreq governors, idle states and the
+// idle governor, cache warmth of working sets and shared data, SMT contention. Everything here
+// turns a placement decision into time; the scheduler asks for speeds, wake latencies and refill
+// costs and reports busy/idle transitions and utilisation changes.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "engine/engine.h"
+#include "hw/machine_profile.h"
+#include "kernel/task.h"
+#include "topology/topology.h"
+
+namespace wakesim {
+
+class TraceSink;
+
+// What the hardware needs from the scheduler.
+class HardwareClient {
+public:
+    virtual ~HardwareClient() = default;
+    virtual double cpu_util(int cpu) const = 0;      // PELT util_avg, frequency invariant
+    virtual Time cpu_busy_ns(int cpu) const = 0;     // cumulative non-idle time
+    virtual void speed_changed(int cpu) = 0;         // rescale the running segment
+};
+
+class Hardware final : public EventTarget {
+public:
+    Hardware(Engine& engine, const Topology& topo, const MachineProfile& prof);
+    void set_client(HardwareClient* c) { client_ = c; }
+    void set_trace(TraceSink* t) { trace_ = t; }
+    void start();  // arms sampling governors
+
+    // Speed relative to the reference (capacity 1024 at the highest OPP, sibling idle).
+    double speed(int cpu) const { return speed_[static_cast<size_t>(cpu)]; }
+    // The same without SMT contention: what PELT's capacity and frequency invariance scale by.
+    double invariant_speed(int cpu) const { return inv_speed_[static_cast<size_t>(cpu)]; }
+    int64_t freq_khz(int cpu) const { return doms_[static_cast<size_t>(dom_of_[static_cast<size_t>(cpu)])].cur; }
+    int64_t max_khz() const { return fmax_; }
+    const std::string& governor() const { return gov_name_; }
+
+    // A CPU starts or stops running tasks (SMT contention, governor load, residency).
+    void set_busy(int cpu, bool busy);
+    // cpufreq_update_util(): the CPU's utilisation changed (enqueue, dequeue, tick).
+    void util_changed(int cpu);
+    // sugov_iowait_boost(): a task woken from I/O wait raises the CPU's boost (128, doubling per
+    // consecutive iowait wakeup up to 1024, halved each tick it is not refreshed).
+    void iowait_boost(int cpu);
+    int64_t iowait_boost_value(int cpu) const;
+
+    // cpuidle: the idle governor picks a state on entry; a wake pays that state's exit latency.
+    void idle_enter(int cpu);
+    void idle_exit(int cpu);
+    int idle_state(int cpu) const { return idle_state_[static_cast<size_t>(cpu)]; }
+    int64_t wake_latency(int cpu) const;
+    bool polling(int cpu) const;
+    const std::vector<MachineProfile::IdleState>& idle_states() const { return states_; }
+
+    // Cache warmth: refill work (reference ns) when `t` starts running on `cpu`.
+    int64_t switch_in(Task& t, int cpu);
+    void switch_out(Task& t, int cpu);
+    // Shared data (a pipe buffer, a FUSE request) touched on `cpu`: cost of fetching it from the
+    // CPU that touched it last.
+    int64_t touch_shared(int object, int64_t bytes, int cpu);
+    // Per-KiB refill cost for data last used on `from` and needed on `to`, fully warm there.
+    int64_t transfer_ns_per_kib(int from, int to) const;
+
+    // Reporting over the measured window.
+    void begin_window();
+    void report(nlohmann::json& metrics) const;
+    int64_t refill_ns() const { return refill_ns_ - refill_at_window_; }
+
+    void on_event(const Event& e) override;
+
+private:
+    enum Kind : uint16_t { kApply, kSample };
+    struct Domain {
+        std::vector<int> cpus;
+        int64_t cur = 0, target = 0;
+        size_t cur_idx = 0;  // index of cur in the OPP table
+        int64_t requested = 0;  // conservative: the unrounded frequency it steps
+        Time last_eval = -kTimeNever;
+        uint32_t gen = 0;
+        std::vector<Time> busy_at_sample;
+        Time last_sample = 0;
+    };
+    struct CpuAcc {  // per-CPU time integrals for residency reports
+        Time last = 0;
+        bool busy = false;
+        double khz_time = 0;       // integral of frequency over time
+        double khz_busy_time = 0;  // the same while busy
+        Time busy_time = 0;
+        std::vector<Time> idle_res;  // per idle state
+        std::vector<Time> opp_res;   // per OPP
+        Time idle_entered = 0;
+    };
+    void recompute_speed(int cpu);
+    void set_domain_freq(Domain& d, int64_t khz);
+    void request(Domain& d, int64_t khz);
+    int64_t opp_at_least(int64_t khz) const;
+    void account(int cpu);
+    void sample(Domain& d);
+
+    Engine& engine_;
+    uint16_t target_;
+    const Topology& topo_;
+    const MachineProfile& prof_;
+    HardwareClient* client_ = nullptr;
+    TraceSink* trace_ = nullptr;
+    std::string gov_name_;
+    enum class Gov { performance, powersave, schedutil, ondemand, conservative } gov_;
+    std::vector<int64_t> opp_;
+    int64_t fmax_ = 1, fmin_ = 1;
+    Time rate_limit_ = 0;
+    std::vector<Domain> doms_;
+    std::vector<int> dom_of_;
+    std::vector<double> speed_, inv_speed_;
+    std::vector<uint8_t> busy_;
+    std::vector<MachineProfile::IdleState> states_;
+    std::vector<int> idle_state_;
+    std::vector<std::array<Time, 8>> idle_hist_;
+    std::vector<int> idle_hist_pos_;
+    std::vector<CpuAcc> acc_;
+    std::vector<int> shared_last_cpu_;
+    std::vector<int64_t> boost_;
+    std::vector<Time> boost_time_;
+    Time tick_ns_ = 4000000;
+    int64_t refill_ns_ = 0, refill_at_window_ = 0;
+    Time window_start_ = 0;
+};
+
+}  // namespace wakesim

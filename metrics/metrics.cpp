@@ -1,0 +1,69 @@
+#include "metrics/metrics.h"
+
+#include <bit>
+
+namespace wakesim {
+
+int LatencyHistogram::bucket_of(uint64_t v) {
+    if (v < kSub) return static_cast<int>(v);
+    int msb = 63 - std::countl_zero(v);  // >= 4
+    int shift = msb - 4;
+    int sub = static_cast<int>((v >> shift) & (kSub - 1));
+    return (msb - 3) * kSub + sub;
+}
+
+int64_t LatencyHistogram::bucket_upper(int b) {
+    if (b < kSub) return b;
+    int msb = b / kSub + 3;
+    int sub = b % kSub;
+    int shift = msb - 4;
+    uint64_t lo = (uint64_t{1} << msb) | (static_cast<uint64_t>(sub) << shift);
+    return static_cast<int64_t>(lo + ((uint64_t{1} << shift) - 1));
+}
+
+void LatencyHistogram::add(int64_t ns) {
+    if (ns < 0) ns = 0;
+    int b = bucket_of(static_cast<uint64_t>(ns));
+    if (b >= kBuckets) b = kBuckets - 1;
+    ++b_[static_cast<size_t>(b)];
+    ++count_;
+    sum_ += ns;
+    if (ns > max_) max_ = ns;
+}
+
+int64_t LatencyHistogram::percentile(double p) const {
+    if (count_ == 0) return 0;
+    auto rank = static_cast<uint64_t>(p * static_cast<double>(count_));
+    if (rank >= count_) rank = count_ - 1;
+    uint64_t seen = 0;
+    for (int b = 0; b < kBuckets; ++b) {
+        seen += b_[static_cast<size_t>(b)];
+        if (seen > rank) {
+            int64_t u = bucket_upper(b);
+            return u < max_ ? u : max_;
+        }
+    }
+    return max_;
+}
+
+const char* to_string(SelectOutcome o) {
+    switch (o) {
+        case SelectOutcome::pinned: return "pinned";
+        case SelectOutcome::policy_early: return "policy_early";
+        case SelectOutcome::current_cpu: return "current_cpu";
+        case SelectOutcome::policy_affine: return "policy_affine";
+        case SelectOutcome::sis_target: return "sis_target";
+        case SelectOutcome::sis_prev: return "sis_prev";
+        case SelectOutcome::sis_kthread: return "sis_kthread";
+        case SelectOutcome::sis_recent: return "sis_recent";
+        case SelectOutcome::sis_capacity: return "sis_capacity";
+        case SelectOutcome::sis_smt: return "sis_smt";
+        case SelectOutcome::sis_scan: return "sis_scan";
+        case SelectOutcome::sis_fallback: return "sis_fallback";
+        case SelectOutcome::slow_path: return "slow_path";
+        case SelectOutcome::kCount: break;
+    }
+    return "?";
+}
+
+}  // namespace wakesim

@@ -1,0 +1,220 @@
+#include "workloads/program/task_program.h"
+
+#include <stdexcept>
+
+#include "engine/rng.h"
+
+namespace wakesim {
+
+ProgramDriver::ProgramDriver(std::vector<ProgramTask> tasks, std::vector<Channel> channels,
+                             std::vector<int> barrier_sizes, RunControl& ctl)
+    : ctl_(ctl), defs_(std::move(tasks)) {
+    const size_t n = defs_.size();
+    for (auto& c : channels) {
+        ChanState st;
+        st.def = std::move(c);
+        st.readers.buf.assign(n + 1, -1);
+        st.writers.buf.assign(n + 1, -1);
+        chans_.push_back(std::move(st));
+    }
+    for (int b : barrier_sizes) {
+        Barrier bar;
+        bar.size = b;
+        bar.waiting.reserve(n);
+        barriers_.push_back(std::move(bar));
+    }
+}
+
+void ProgramDriver::setup(Scheduler& s, Time at, int parent_cpu, uint64_t seed) {
+    s_ = &s;
+    ctx_.resize(defs_.size());
+    for (size_t i = 0; i < defs_.size(); ++i) {
+        Ctx& c = ctx_[i];
+        foreground_ += defs_[i].background ? 0 : 1;
+        c.task_id = s.add_task(defs_[i].spec);
+        c.code = defs_[i].code;
+        size_t depth = 0;
+        for (const Op& op : c.code) depth += op.kind == Op::loop_begin ? 1 : 0;
+        c.loops.reserve(depth);
+        if (by_task_id_.size() <= static_cast<size_t>(c.task_id)) by_task_id_.resize(static_cast<size_t>(c.task_id) + 1, -1);
+        by_task_id_[static_cast<size_t>(c.task_id)] = static_cast<int>(i);
+    }
+    RngStream rng(seed, "workload.fork");
+    Time t = at;
+    for (const Ctx& c : ctx_) {
+        s.start_task(c.task_id, t, parent_cpu);
+        t += 1000 + static_cast<Time>(rng.below(4000));
+    }
+}
+
+bool ProgramDriver::take_token(ChanState& c) {
+    if (c.tokens == 0) return false;
+    --c.tokens;
+    ++c.takes;
+    // pipe_read(): a reader that frees space in a full pipe wakes one blocked writer.
+    if (!c.writers.empty()) s_->wake(ctx_[static_cast<size_t>(c.writers.pop())].task_id, c.def.write_site);
+    return true;
+}
+
+Action ProgramDriver::next_action(Task& t) {
+    Ctx& c = ctx_[static_cast<size_t>(by_task_id_[static_cast<size_t>(t.id)])];
+    for (uint64_t steps = 0;; ++steps) {
+        if (steps > 10000000)
+            throw std::runtime_error("task " + t.comm +
+                                     " loops without spending time or blocking (e.g. it posts to the channel it waits on)");
+        if (c.pc >= c.code.size()) {
+            if (!defs_[static_cast<size_t>(&c - ctx_.data())].background && ++exited_ == foreground_) ctl_.finish();
+            return Action::Exit();
+        }
+        const Op& op = c.code[c.pc];
+        switch (op.kind) {
+            case Op::run:
+                if (c.phase == 0 && op.ns > 0) {
+                    c.phase = 1;
+                    return Action::Run(op.ns);
+                }
+                c.phase = 0;
+                ++c.pc;
+                break;
+            case Op::post: {
+                ChanState& ch = chans_[static_cast<size_t>(op.a)];
+                if (ch.def.capacity > 0 && ch.tokens >= ch.def.capacity) {
+                    ch.writers.push(static_cast<int>(&c - ctx_.data()));
+                    return Action::Block();  // retried from the start when woken
+                }
+                ++ch.posts;
+                s_->charge_current(s_->hardware().touch_shared(op.a, ch.def.shared_bytes, s_->driving_cpu()));
+                if (!ch.readers.empty()) {
+                    Ctx& r = ctx_[static_cast<size_t>(ch.readers.pop())];
+                    r.granted = true;
+                    ++ch.takes;
+                    s_->wake(r.task_id, ch.def.read_site);
+                } else {
+                    ++ch.tokens;
+                }
+                ++c.pc;
+                break;
+            }
+            case Op::wait: {
+                ChanState& ch = chans_[static_cast<size_t>(op.a)];
+                if (c.phase == 0) {
+                    c.phase = 1;
+                    if (op.ns > 0) return Action::Run(op.ns);
+                }
+                if (c.phase == 1) {
+                    if (take_token(ch)) {
+                        c.phase = 3;
+                    } else {
+                        c.phase = 2;
+                        ch.readers.push(static_cast<int>(&c - ctx_.data()));
+                        return Action::Block();
+                    }
+                }
+                if (c.phase == 2) {
+                    if (!c.granted) return Action::Block();  // not our token yet
+                    c.granted = false;
+                    c.phase = 3;
+                }
+                if (c.phase == 3) {
+                    c.phase = 4;
+                    // Reading the data pulls its lines from the CPU that wrote them.
+                    const int64_t after = op.ns2 + s_->hardware().touch_shared(op.a, ch.def.shared_bytes, s_->driving_cpu());
+                    if (after > 0) return Action::Run(after);
+                }
+                c.phase = 0;
+                ++c.pc;
+                break;
+            }
+            case Op::resume: {
+                Ctx& target = ctx_[static_cast<size_t>(op.a)];
+                if (target.suspended) {
+                    target.suspended = false;
+                    s_->wake(target.task_id, generic_site_);
+                } else {
+                    ++target.resume_pending;
+                }
+                ++c.pc;
+                break;
+            }
+            case Op::suspend:
+                if (c.phase == 0) {
+                    if (c.resume_pending > 0) {
+                        --c.resume_pending;
+                        ++c.pc;
+                        break;
+                    }
+                    c.phase = 1;
+                    c.suspended = true;
+                    return Action::Block();
+                }
+                if (c.suspended) return Action::Block();
+                c.phase = 0;
+                ++c.pc;
+                break;
+            case Op::sleep:
+                if (c.phase == 0) {
+                    c.phase = 1;
+                    s_->arm_timer(c.task_id, s_->now() + op.ns, 0);
+                    return Action::Block();
+                }
+                if (c.phase == 1) return Action::Block();  // timer not fired yet
+                c.phase = 0;
+                ++c.pc;
+                break;
+            case Op::barrier: {
+                Barrier& b = barriers_[static_cast<size_t>(op.a)];
+                if (c.phase == 0) {
+                    if (++b.arrived == b.size) {
+                        b.arrived = 0;
+                        for (int w : b.waiting) {
+                            ctx_[static_cast<size_t>(w)].phase = 2;
+                            s_->wake(ctx_[static_cast<size_t>(w)].task_id, generic_site_);
+                        }
+                        b.waiting.clear();
+                        ++c.pc;
+                        break;
+                    }
+                    c.phase = 1;
+                    b.waiting.push_back(static_cast<int>(&c - ctx_.data()));
+                    return Action::Block();
+                }
+                if (c.phase == 1) return Action::Block();
+                c.phase = 0;
+                ++c.pc;
+                break;
+            }
+            case Op::loop_begin:
+                c.loops.push_back({static_cast<int32_t>(c.pc + 1), op.a > 0 ? op.a : -1});
+                ++c.pc;
+                break;
+            case Op::loop_end: {
+                LoopFrame& f = c.loops.back();
+                if (f.left > 0) --f.left;
+                if (f.left != 0) {
+                    c.pc = static_cast<size_t>(f.start);
+                } else {
+                    c.loops.pop_back();
+                    ++c.pc;
+                }
+                break;
+            }
+            case Op::count_op:
+                ctl_.count_op(op.bytes);
+                ++c.pc;
+                break;
+            case Op::exit:
+                c.pc = c.code.size();
+                break;
+        }
+    }
+}
+
+void ProgramDriver::on_timer(int task, uint32_t) {
+    Ctx& c = ctx_[static_cast<size_t>(by_task_id_[static_cast<size_t>(task)])];
+    if (c.code[c.pc].kind == Op::sleep && c.phase == 1) {
+        c.phase = 2;
+        s_->wake(task, timer_site_);
+    }
+}
+
+}  // namespace wakesim

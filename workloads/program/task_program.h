@@ -1,0 +1,113 @@
+// Task programs in rt-app's vocabulary (run, sleep, post/wait on channels, resume/suspend a task,
+// barrier, loop), interpreted as a TaskDriver. The benchmark workloads (pipe, messaging, hogs)
+// are generators of these programs.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/run_control.h"
+#include "kernel/sched.h"
+
+namespace wakesim {
+
+struct Op {
+    enum Kind : uint8_t { run, post, wait, resume, suspend, sleep, barrier, loop_begin, loop_end, count_op, exit };
+    Kind kind = run;
+    int64_t ns = 0;    // run: work; wait: cost before blocking; sleep: duration
+    int64_t ns2 = 0;   // wait: cost after the token arrives
+    int32_t a = 0;     // channel, task, barrier index; loop count (0 = forever)
+    int32_t b = 0;     // loop_end: index of its loop_begin
+    uint32_t bytes = 0;  // count_op: payload bytes
+};
+
+// A counting channel with wait queues: a pipe, a socket, a request queue. A post hands its token
+// straight to the first waiting reader (exclusive wake), else the token waits in the channel.
+struct Channel {
+    std::string name;
+    int64_t capacity = 0;  // tokens the channel holds before writers block; 0: unbounded
+    WakeSite read_site;    // how a post wakes a waiting reader
+    WakeSite write_site;   // how a read wakes a writer blocked on a full channel
+    int64_t shared_bytes = 0;  // data both sides touch (pipe buffer and state): warm only where last touched
+};
+
+struct ProgramTask {
+    TaskSpec spec;
+    std::vector<Op> code;
+    bool background = false;  // hogs and noise: the run ends when the other tasks have exited
+};
+
+class ProgramDriver final : public TaskDriver {
+public:
+    ProgramDriver(std::vector<ProgramTask> tasks, std::vector<Channel> channels, std::vector<int> barrier_sizes,
+                  RunControl& ctl);
+    // Creates the tasks and starts them from `at`, forked from `parent_cpu` one after another
+    // (a seeded 1-5 us apart, as a launcher forks them).
+    void setup(Scheduler& s, Time at, int parent_cpu, uint64_t seed);
+    Action next_action(Task& t) override;
+    void on_timer(int task, uint32_t cookie) override;
+    // Every foreground task has exited (background hogs and noise never do).
+    bool all_exited() const { return exited_ == foreground_; }
+    // Tokens queued and waiters, for invariant checks: every post is consumed or still queued.
+    int64_t tokens(int ch) const { return chans_[static_cast<size_t>(ch)].tokens; }
+    int64_t posts(int ch) const { return chans_[static_cast<size_t>(ch)].posts; }
+    int64_t takes(int ch) const { return chans_[static_cast<size_t>(ch)].takes; }
+    int nr_channels() const { return static_cast<int>(chans_.size()); }
+
+private:
+    // Fixed-capacity FIFO of task indices: no allocation after set-up.
+    struct Fifo {
+        std::vector<int> buf;
+        size_t head = 0, size = 0;
+        void push(int v) {
+            buf[(head + size) % buf.size()] = v;
+            ++size;
+        }
+        int pop() {
+            int v = buf[head];
+            head = (head + 1) % buf.size();
+            --size;
+            return v;
+        }
+        bool empty() const { return size == 0; }
+    };
+    struct ChanState {
+        Channel def;
+        int64_t tokens = 0;
+        int64_t posts = 0, takes = 0;
+        Fifo readers, writers;
+    };
+    struct LoopFrame {
+        int32_t start;
+        int64_t left;  // -1: forever
+    };
+    struct Ctx {
+        int task_id = -1;  // scheduler task id
+        size_t pc = 0;
+        uint8_t phase = 0;
+        bool granted = false;
+        bool suspended = false;
+        int64_t resume_pending = 0;
+        std::vector<LoopFrame> loops;
+        std::vector<Op> code;
+    };
+    struct Barrier {
+        int size = 0, arrived = 0;
+        std::vector<int> waiting;
+    };
+    bool take_token(ChanState& c);
+
+    Scheduler* s_ = nullptr;
+    RunControl& ctl_;
+    std::vector<ProgramTask> defs_;
+    std::vector<ChanState> chans_;
+    std::vector<Barrier> barriers_;
+    std::vector<Ctx> ctx_;            // by program task index
+    std::vector<int> by_task_id_;     // scheduler id -> program index
+    int exited_ = 0;
+    int foreground_ = 0;
+    WakeSite timer_site_{"timer", 0, false, SiteRole::generic};
+    WakeSite generic_site_{"resume", 0, false, SiteRole::generic};
+};
+
+}  // namespace wakesim
