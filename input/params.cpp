@@ -1,0 +1,197 @@
+#include "input/params.h"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace wakesim {
+
+namespace {
+
+bool bounded(const ParamSpec& s) { return s.min != 0 || s.max != 0; }
+
+int64_t lo(const ParamSpec& s) {
+    return bounded(s) ? static_cast<int64_t>(s.min) : std::numeric_limits<int64_t>::min();
+}
+int64_t hi(const ParamSpec& s) {
+    return bounded(s) ? static_cast<int64_t>(s.max) : std::numeric_limits<int64_t>::max();
+}
+
+std::string number_text(double v) {
+    if (v == std::floor(v) && std::fabs(v) < 1e15) return std::to_string(static_cast<int64_t>(v));
+    std::string t = std::to_string(v);
+    while (!t.empty() && t.back() == '0') t.pop_back();
+    return t;
+}
+
+std::string join(const std::vector<std::string>& v, const char* sep) {
+    std::string out;
+    for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
+    return out;
+}
+
+// Reads one value of `spec` from `n` (the user's JSON or the declared default, parsed as JSON).
+ParamValues::Value read_value(const JsonNode& n, const ParamSpec& spec, std::string& written) {
+    switch (spec.type) {
+        case ParamType::integer: {
+            const int64_t v = n.as_int(bounded(spec) ? lo(spec) : std::numeric_limits<int64_t>::min(), hi(spec));
+            written = std::to_string(v);
+            return v;
+        }
+        case ParamType::real: {
+            const double v = n.as_double(bounded(spec) ? spec.min : -std::numeric_limits<double>::max(),
+                                         bounded(spec) ? spec.max : std::numeric_limits<double>::max());
+            written = number_text(v);
+            return v;
+        }
+        case ParamType::boolean: {
+            const bool v = n.as_bool();
+            written = v ? "true" : "false";
+            return v;
+        }
+        case ParamType::duration: {
+            const int64_t v = n.as_duration_ns(bounded(spec) ? lo(spec) : 0, hi(spec));
+            written = n.as_string();
+            return v;
+        }
+        case ParamType::frequency: {
+            const int64_t v = n.as_frequency_khz(bounded(spec) ? lo(spec) : 0, hi(spec));
+            written = n.as_string();
+            return v;
+        }
+        case ParamType::size: {
+            const int64_t v = n.as_size_bytes(bounded(spec) ? lo(spec) : 0, hi(spec));
+            written = n.is_string() ? n.as_string() : std::to_string(v);
+            return v;
+        }
+        case ParamType::choice: {
+            std::string v = n.as_enum(spec.choices);
+            written = v;
+            return v;
+        }
+        case ParamType::text: {
+            std::string v = n.as_string();
+            if (v.empty()) n.fail("expected a non-empty string");
+            written = v;
+            return v;
+        }
+    }
+    throw std::logic_error("unhandled parameter type");
+}
+
+// The declared default as JSON: "40ms" stays a string, "8" and "true" become a number and a bool.
+nlohmann::json default_json(const ParamSpec& s) {
+    switch (s.type) {
+        case ParamType::integer:
+        case ParamType::real:
+        case ParamType::boolean:
+            return nlohmann::json::parse(s.default_value);
+        case ParamType::size:
+            if (!s.default_value.empty() && s.default_value.find_first_not_of("0123456789") == std::string::npos)
+                return nlohmann::json::parse(s.default_value);
+            return s.default_value;
+        default:
+            return s.default_value;
+    }
+}
+
+}  // namespace
+
+std::string_view ParamSpec::unit() const {
+    switch (type) {
+        case ParamType::duration: return "ns";
+        case ParamType::frequency: return "kHz";
+        case ParamType::size: return "bytes";
+        default: return "";
+    }
+}
+
+std::string ParamSpec::type_text() const {
+    switch (type) {
+        case ParamType::integer: return "integer";
+        case ParamType::real: return "number";
+        case ParamType::boolean: return "boolean";
+        case ParamType::duration: return "duration";
+        case ParamType::frequency: return "frequency";
+        case ParamType::size: return "size";
+        case ParamType::choice: return "one of: " + join(choices, ", ");
+        case ParamType::text: return "string";
+    }
+    return "";
+}
+
+std::string ParamSpec::range_text() const {
+    if (!bounded(*this)) return "";
+    if (type == ParamType::duration)
+        return "[" + format_duration(static_cast<int64_t>(min)) + ", " + format_duration(static_cast<int64_t>(max)) + "]";
+    return "[" + number_text(min) + ", " + number_text(max) + "]";
+}
+
+const ParamValues::Entry& ParamValues::entry(std::string_view name, ParamType want) const {
+    for (const Entry& e : entries_) {
+        if (e.spec->name != name) continue;
+        if (e.spec->type != want)
+            throw std::logic_error("parameter " + std::string(name) + " is read with the wrong type");
+        return e;
+    }
+    throw std::logic_error("parameter " + std::string(name) + " is not declared");
+}
+
+const std::string& ParamValues::written(std::string_view name) const {
+    for (const Entry& e : entries_)
+        if (e.spec->name == name) return e.written;
+    throw std::logic_error("parameter " + std::string(name) + " is not declared");
+}
+
+bool ParamValues::given(std::string_view name) const {
+    for (const Entry& e : entries_)
+        if (e.spec->name == name) return e.given;
+    throw std::logic_error("parameter " + std::string(name) + " is not declared");
+}
+
+ParamValues default_params(const ParamTable& table) {
+    ParamValues out;
+    out.table_ = &table;
+    for (const ParamSpec& s : table) {
+        if (s.default_value.empty()) throw std::logic_error("parameter " + s.name + " has no default");
+        const nlohmann::json j = default_json(s);
+        ParamValues::Entry e{&s, {}, {}, false};
+        e.value = read_value(JsonNode(j, "<declaration of " + s.name + ">"), s, e.written);
+        out.entries_.push_back(std::move(e));
+    }
+    return out;
+}
+
+ParamValues read_params(const JsonNode& obj, const ParamTable& table, const std::vector<std::string>& other_keys) {
+    obj.require_object();
+    std::vector<std::string> allowed = other_keys;
+    for (const ParamSpec& s : table) allowed.push_back(s.name);
+    obj.check_keys(allowed);
+    ParamValues out;
+    out.table_ = &table;
+    for (const ParamSpec& s : table) {
+        ParamValues::Entry e{&s, {}, {}, false};
+        if (auto n = obj.get(s.name)) {
+            e.value = read_value(*n, s, e.written);
+            e.given = true;
+        } else if (s.default_value.empty()) {
+            obj.fail("missing required key \"" + s.name + "\"");
+        } else {
+            const nlohmann::json j = default_json(s);
+            e.value = read_value(JsonNode(j, "<declaration of " + s.name + ">"), s, e.written);
+        }
+        out.entries_.push_back(std::move(e));
+    }
+    return out;
+}
+
+std::string params_markdown(const ParamTable& table) {
+    std::string out = "| parameter | type | default | range | meaning |\n|---|---|---|---|---|\n";
+    for (const ParamSpec& s : table)
+        out += "| `" + s.name + "` | " + s.type_text() + " | " +
+               (s.default_value.empty() ? "required" : "`" + s.default_value + "`") + " | " + s.range_text() + " | " +
+               s.help + " |\n";
+    return out;
+}
+
+}  // namespace wakesim

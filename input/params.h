@@ -1,0 +1,96 @@
+// Typed parameters, declared once next to the code that reads them (a policy, a workload kind):
+// name, type, unit, default, range and help. The same table validates a scenario's JSON, fills
+// defaults, prints `wakesim list`, writes the docs tables, and gives a sweep something typed to
+// vary. Values are read back by name with their type; asking for an undeclared name or the wrong
+// type is a programming error (std::logic_error), never a silent default.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "input/json_input.h"
+
+namespace wakesim {
+
+enum class ParamType : uint8_t {
+    integer,    // a count; min/max in the same unit
+    real,       // a plain number
+    boolean,
+    duration,   // "40ms" in JSON; read back in ns; min/max in ns
+    frequency,  // "2.4GHz"; read back in kHz
+    size,       // "4KiB" or a number of bytes; read back in bytes
+    choice,     // one of `choices`
+    text,       // any non-empty string
+};
+
+struct ParamSpec {
+    std::string name;
+    ParamType type;
+    std::string default_value;  // as a user writes it in JSON ("40ms", "two_bits", "8", "true")
+    double min = 0;             // range in the read-back unit (ns, kHz, bytes, count); both 0: none
+    double max = 0;
+    std::vector<std::string> choices;  // for choice
+    std::string help;
+
+    // "ns", "kHz", "bytes", "" : the unit of the read-back value.
+    std::string_view unit() const;
+    // "duration", "integer", "one of: a, b" ... as docs and `list` print it.
+    std::string type_text() const;
+    // "[1us, 3600s]", "[1, 64]" or "" when unbounded.
+    std::string range_text() const;
+};
+using ParamTable = std::vector<ParamSpec>;
+
+class ParamValues {
+public:
+    using Value = std::variant<int64_t, double, bool, std::string>;
+
+    int64_t integer(std::string_view name) const { return get<int64_t>(name, ParamType::integer); }
+    double real(std::string_view name) const { return get<double>(name, ParamType::real); }
+    bool boolean(std::string_view name) const { return get<bool>(name, ParamType::boolean); }
+    int64_t duration_ns(std::string_view name) const { return get<int64_t>(name, ParamType::duration); }
+    int64_t frequency_khz(std::string_view name) const { return get<int64_t>(name, ParamType::frequency); }
+    int64_t size_bytes(std::string_view name) const { return get<int64_t>(name, ParamType::size); }
+    const std::string& choice(std::string_view name) const { return get_ref(name, ParamType::choice); }
+    const std::string& text(std::string_view name) const { return get_ref(name, ParamType::text); }
+
+    // What the user wrote (or the declared default), for reports: "40ms", "two_bits".
+    const std::string& written(std::string_view name) const;
+    bool given(std::string_view name) const;  // set in the scenario, not defaulted
+    const ParamTable& table() const { return *table_; }
+
+private:
+    friend ParamValues default_params(const ParamTable& table);
+    friend ParamValues read_params(const JsonNode& obj, const ParamTable& table,
+                                   const std::vector<std::string>& other_keys);
+    struct Entry {
+        const ParamSpec* spec;
+        Value value;
+        std::string written;
+        bool given = false;
+    };
+    const Entry& entry(std::string_view name, ParamType want) const;
+    template <class T>
+    T get(std::string_view name, ParamType want) const {
+        return std::get<T>(entry(name, want).value);
+    }
+    const std::string& get_ref(std::string_view name, ParamType want) const {
+        return std::get<std::string>(entry(name, want).value);
+    }
+    const ParamTable* table_ = nullptr;
+    std::vector<Entry> entries_;  // in table order
+};
+
+// Every parameter at its declared default. A parameter without a default is a declaration error.
+ParamValues default_params(const ParamTable& table);
+// Reads `obj` against `table`: unknown keys are rejected with the nearest name (keys listed in
+// `other_keys` belong to the caller and are skipped), each value is checked for type, unit and
+// range, and missing ones take their defaults. Errors are InputError naming the JSON pointer.
+ParamValues read_params(const JsonNode& obj, const ParamTable& table, const std::vector<std::string>& other_keys = {});
+
+// A Markdown table (name, type, default, range, help) for docs/ and `wakesim list -v`.
+std::string params_markdown(const ParamTable& table);
+
+}  // namespace wakesim
