@@ -26,17 +26,17 @@ void print_profile(const MachineProfile& p, const char* indent) {
                     l.help.c_str(), indent, "", l.source.c_str());
 }
 
-int list_cmd(const std::string& what) {
-    if (what == "policies") {
-        for (const auto& e : policy_registry()) {
-            std::printf("%-22s %s\n", e.name.c_str(), e.description.c_str());
-            std::printf("%-22s   origin: %s\n", "", e.origin.c_str());
-            for (const auto& p : e.params) {
-                std::string choices;
-                for (const auto& c : p.choices) choices += (choices.empty() ? "" : "|") + c;
-                std::printf("%-22s   param %s = %s%s%s: %s\n", "", p.name.c_str(), p.default_value.c_str(),
-                            choices.empty() ? " (duration)" : " (", choices.empty() ? "" : (choices + ")").c_str(),
-                            p.help.c_str());
+int list_cmd(const std::string& what, bool markdown) {
+    if (what == "policies" && markdown) {
+        std::fputs(policies_markdown().c_str(), stdout);
+    } else if (what == "policies") {
+        for (const PolicyKind* k : policy_registry()) {
+            std::printf("%-22s %s\n", k->name.c_str(), k->description.c_str());
+            std::printf("%-22s   origin: %s\n", "", k->origin.c_str());
+            for (const ParamSpec& p : k->params) {
+                const std::string range = p.range_text();
+                std::printf("%-22s   param %s = %s (%s%s%s): %s\n", "", p.name.c_str(), p.default_value.c_str(),
+                            p.type_text().c_str(), range.empty() ? "" : " ", range.c_str(), p.help.c_str());
             }
         }
     } else if (what == "workloads") {
@@ -128,6 +128,8 @@ int main(int argc, char** argv) {
     list->add_option("what", what, "policies | workloads | machines | features")
         ->required()
         ->check(CLI::IsMember({"policies", "workloads", "machines", "features"}));
+    bool list_markdown = false;
+    list->add_flag("--markdown", list_markdown, "print the Markdown that docs/ carries (policies)");
 
     auto* topo = app.add_subcommand("topo", "show a topology and its sched domains, or import one from sysfs");
     topo->require_subcommand(1);
@@ -154,7 +156,7 @@ int main(int argc, char** argv) {
     }
 
     try {
-        if (*list) return list_cmd(what);
+        if (*list) return list_cmd(what, list_markdown);
         if (*show) {
             Topology t = load_topo_arg(topo_arg);
             SchedDomains sd = SchedDomains::build(t);

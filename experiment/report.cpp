@@ -73,7 +73,7 @@ nlohmann::json report_json(const Scenario& sc, const std::vector<RunRecord>& run
         pj["name"] = p.name;
         pj["description"] = p.description;
         nlohmann::json params = nlohmann::json::object();
-        for (const auto& prm : p.params) params[prm.name] = prm.value;
+        for (const auto& [name, value] : p.param_texts()) params[name] = value;
         pj["params"] = params;
         pols.push_back(pj);
     }

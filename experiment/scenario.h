@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "kernel/wake_policy.h"
+#include "policies/registry.h"
 #include "hw/machine_profile.h"
 #include "kernel/sched.h"
 #include "workloads/workloads.h"

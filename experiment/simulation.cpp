@@ -81,7 +81,8 @@ RunResult run_simulation(const RunSpec& spec) {
     Engine engine;
     engine.reserve(1024);
     Metrics metrics;
-    Scheduler sched(engine, *spec.topo, *spec.domains, spec.profile, spec.policy, spec.sched, metrics, spec.seed);
+    PolicyRun policy = spec.policy.instantiate();
+    Scheduler sched(engine, *spec.topo, *spec.domains, spec.profile, policy, spec.sched, metrics, spec.seed);
     RunControl ctl;
     ProgramDriver driver(spec.workload.tasks, spec.workload.channels, spec.workload.barriers, ctl);
     sched.set_driver(&driver);

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "kernel/wake_policy.h"
+#include "policies/registry.h"
 #include "hw/machine_profile.h"
 #include "kernel/sched.h"
 #include "workloads/workloads.h"

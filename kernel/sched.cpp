@@ -42,7 +42,7 @@ std::string cpu_str(int c) { return c < 0 ? std::string("none") : "cpu" + std::t
 }  // namespace
 
 Scheduler::Scheduler(Engine& engine, const Topology& topo, const SchedDomains& sd,
-                     const MachineProfile& prof, const Policy& policy, SchedConfig cfg, Metrics& metrics,
+                     const MachineProfile& prof, PolicyRun& policy, SchedConfig cfg, Metrics& metrics,
                      uint64_t seed)
     : engine_(engine),
       target_(engine.add_target(this)),
@@ -552,7 +552,7 @@ int Scheduler::select_task_rq_fair(Task& p, int prev, uint32_t wake_flags, const
     const uint32_t sd_flag = wake_flags & 0xF;
     int new_cpu = prev;
     bool want_affine = false;
-    SelectCtx ctx{*this, p, waker, this_cpu, prev, wake_flags, sync, ex};
+    SelectCtx ctx{*this, p, waker, this_cpu, prev, wake_flags, sync};
     auto outcome = [&](SelectOutcome o) { ++m_.c.outcomes[static_cast<size_t>(o)]; };
     if (ex)
         ex->line("select_task_rq_fair: wakee " + p.comm + " prev=cpu" + std::to_string(prev) + " waker=" +
@@ -1208,8 +1208,7 @@ void Scheduler::block_curr(int cpu) {
     pelt_update_cpu(cpu);
     // util_est: sample at dequeue, EWMA weight 1/4.
     t->pelt.util_est = std::max(t->pelt.util_avg, t->pelt.util_est + (t->pelt.util_avg - t->pelt.util_est) / 4);
-    policy_.on_block(*t);
-    if (t->role == TaskRole::requester) t->seesaw_mark_time = engine_.now();
+    policy_.on_block(*t, engine_.now());
     t->state = TaskState::sleeping;
     if (cfg_.features.on(Feat::DELAY_DEQUEUE) && rq.queue.size() > 1 && !entity_eligible(rq, *t)) {
         // dequeue_entity() with DELAY_DEQUEUE: the ineligible sleeper stays on the queue.
@@ -1299,7 +1298,7 @@ void Scheduler::on_event(const Event& e) {
                 m_.wake_latency.add(engine_.now() - t->wake_time);
                 t->wake_time = -1;
             }
-            policy_.on_run(*t);
+            policy_.on_run(*t, engine_.now());
             if (rq.need_resched) {
                 schedule(cpu);
                 return;

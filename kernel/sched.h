@@ -65,7 +65,7 @@ struct SchedConfig {
 class Scheduler final : public EventTarget, public HardwareClient {
 public:
     Scheduler(Engine& engine, const Topology& topo, const SchedDomains& sd, const MachineProfile& prof,
-              const Policy& policy, SchedConfig cfg, Metrics& metrics, uint64_t seed);
+              PolicyRun& policy, SchedConfig cfg, Metrics& metrics, uint64_t seed);
     ~Scheduler() override;
 
     void set_driver(TaskDriver* d) { driver_ = d; }
@@ -87,7 +87,7 @@ public:
     const SchedDomains& domains() const { return sd_; }
     const MachineProfile& profile() const { return prof_; }
     const SchedConfig& config() const { return cfg_; }
-    const Policy& policy() const { return policy_; }
+    const PolicyRun& policy() const { return policy_; }
     Time now() const { return engine_.now(); }
     int nr_running(int cpu) const { return rqs_[cpu].nr_running; }
     int nr_delayed(int cpu) const { return rqs_[cpu].nr_delayed; }
@@ -244,7 +244,7 @@ private:
     const Topology& topo_;
     const SchedDomains& sd_;
     const MachineProfile& prof_;
-    const Policy& policy_;
+    PolicyRun& policy_;
     SchedConfig cfg_;
     Metrics& m_;
     std::unique_ptr<Hardware> hw_;

@@ -52,10 +52,8 @@ struct Task {
     uint32_t wakee_flips = 0;
     Time wakee_flip_decay_ts = 0;
 
-    // Policy marks (seesaw variants).
-    uint8_t seesaw_bits = 0;  // bit0: one-bit mark, bit1: requester, bit2: processor
+    // The workload's annotation of request/reply pairs (0: none); policies may recognise it.
     uint32_t pair_id = 0;
-    Time seesaw_mark_time = -1;
 
     // EEVDF entity.
     int64_t vruntime = 0;

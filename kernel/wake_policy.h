@@ -1,74 +1,85 @@
-// A wake policy: the wake flags used at each wake site, placement rules that run at the kernel's
-// hook points inside select_task_rq_fair, and task attributes. Named policies are compositions of
-// these parts, so a scenario can compose its own (policies/registry.cpp).
+// The wake-policy interface: everything a policy may change, at the kernel's own places.
+//  - wake flags per wake site (what the waker passes to try_to_wake_up),
+//  - placement hooks inside select_task_rq_fair: `early` (after record_wakee, before the
+//    WF_CURRENT_CPU check) and `after_wake_affine` (in the first SD_WAKE_AFFINE domain spanning
+//    prev, before select_idle_sibling); a FUSE io-uring queue-selection hook joins these when the
+//    FUSE transport exists,
+//  - task hooks: created (attributes such as SCHED_IDLE), about to block, back on a CPU.
+// A policy keeps its own per-task state (PerTask<T>); Task carries no policy fields. One
+// WakePolicy object exists per run, so that state never leaks between runs or threads.
 #pragma once
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "engine/engine.h"
 #include "kernel/task.h"
 #include "kernel/wake_flags.h"
 
 namespace wakesim {
 
 class Scheduler;
-class WakeExplain;
 
-// What a placement rule sees: the kernel's select_task_rq_fair arguments plus the waker.
+// What a placement hook sees: select_task_rq_fair's arguments plus the waker.
 struct SelectCtx {
     const Scheduler& sched;
-    const Task& p;         // the wakee
-    const Task* waker;     // `current`, nullptr for a wake from interrupt/timer context
+    const Task& p;      // the wakee
+    const Task* waker;  // `current`, nullptr for a wake from interrupt/timer context
     int this_cpu;
     int prev;
     uint32_t wake_flags;
     bool sync;
-    WakeExplain* explain;  // may be null
 };
 
-class PlacementRule {
+// Per-task state owned by a policy, indexed by task id; sized as tasks are created.
+template <class T>
+class PerTask {
 public:
-    virtual ~PlacementRule() = default;
+    void created(const Task& t) {
+        if (static_cast<size_t>(t.id) >= v_.size()) v_.resize(static_cast<size_t>(t.id) + 1);
+    }
+    T& operator[](const Task& t) { return v_[static_cast<size_t>(t.id)]; }
+    const T& operator[](const Task& t) const { return v_[static_cast<size_t>(t.id)]; }
+
+private:
+    std::vector<T> v_;
+};
+
+class WakePolicy {
+public:
+    virtual ~WakePolicy() = default;
     virtual std::string name() const = 0;
-    // After record_wakee, before the WF_CURRENT_CPU check. Return a CPU to place the wakee
-    // there, or -1 to continue with the kernel's path.
-    virtual int early(const SelectCtx&) const { return -1; }
-    // Inside the first SD_WAKE_AFFINE domain spanning prev, after wake_affine() chose new_cpu.
-    // Return a CPU to skip select_idle_sibling, or -1.
-    virtual int after_wake_affine(const SelectCtx&, int /*new_cpu*/) const { return -1; }
+    // The flags passed at `site`; `flags` is what mainline (or an earlier policy) passes.
+    virtual uint32_t site_flags(const WakeSite& /*site*/, uint32_t flags) const { return flags; }
+    // A CPU to place the wakee on, or -1 to continue with the kernel's path.
+    virtual int early(const SelectCtx&) { return -1; }
+    virtual int after_wake_affine(const SelectCtx&, int /*new_cpu*/) { return -1; }
+    virtual void on_task_created(Task&) {}
+    virtual void on_block(Task&, Time /*now*/) {}  // the task is about to sleep
+    virtual void on_run(Task&, Time /*now*/) {}    // the task got a CPU back
 };
 
-// How a policy changes the flags at wake sites.
-enum class SiteFlagMode : uint8_t {
-    kernel,       // what mainline passes
-    sync,         // WF_SYNC at every sync-capable site
-    current_cpu,  // WF_CURRENT_CPU at request and reply sites
-};
-
-struct PolicyParam {
-    std::string name;
-    std::string value;  // as text, for reports
-    std::string help;
-};
-
-class Policy {
+// The policy of one run: its parts in composition order. Flags fold through every part; the
+// first placement hook that names an allowed CPU wins (the scheduler walks `rules`).
+class PolicyRun {
 public:
-    std::string name;
-    std::string description;
-    SiteFlagMode site_mode = SiteFlagMode::kernel;
-    std::vector<std::shared_ptr<const PlacementRule>> rules;
-    bool server_sched_idle = false;     // server-role tasks run SCHED_IDLE
-    bool migrate_disable_wait = false;  // a requester cannot migrate while it waits
-    // Seesaw marks set on tasks at creation (see policies/seesaw.cpp).
-    uint8_t seesaw_requester_bits = 0;
-    uint8_t seesaw_server_bits = 0;
-    std::vector<PolicyParam> params;
+    std::vector<std::unique_ptr<WakePolicy>> rules;
 
-    uint32_t site_flags(const WakeSite& site) const;
-    void on_task_created(Task& t) const;
-    void on_block(Task& t) const;  // the task is about to sleep
-    void on_run(Task& t) const;    // the task got the CPU back
+    uint32_t site_flags(const WakeSite& site) const {
+        uint32_t f = site.kernel_flags;
+        for (const auto& r : rules) f = r->site_flags(site, f);
+        return f;
+    }
+    void on_task_created(Task& t) const {
+        for (const auto& r : rules) r->on_task_created(t);
+    }
+    void on_block(Task& t, Time now) const {
+        for (const auto& r : rules) r->on_block(t, now);
+    }
+    void on_run(Task& t, Time now) const {
+        for (const auto& r : rules) r->on_run(t, now);
+    }
 };
 
 }  // namespace wakesim

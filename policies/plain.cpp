@@ -4,6 +4,17 @@
 
 namespace wakesim {
 
-void apply_plain(Policy&, const PolicyArgs&) {}
+namespace {
+class Plain final : public WakePolicy {
+public:
+    std::string name() const override { return "plain"; }
+};
+}  // namespace
+
+const PolicyKind& plain_policy() {
+    static const PolicyKind k{"plain", "today's kernel (v6.19): mainline flags at every wake site", "mainline", {}, false,
+                              [](const ParamValues&) -> std::unique_ptr<WakePolicy> { return std::make_unique<Plain>(); }};
+    return k;
+}
 
 }  // namespace wakesim

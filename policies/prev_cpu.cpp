@@ -3,18 +3,17 @@
 // "always" returns prev whenever it is allowed; "if_idle" only when prev is idle (otherwise the
 // kernel's path runs). Wins when the wakee's working set is large and prev is free; loses when
 // prev is busy (the wakee queues behind another task).
-#include "policies/registry.h"
 #include "kernel/sched.h"
+#include "policies/registry.h"
 
 namespace wakesim {
 
 namespace {
-
-class PrevCpuRule final : public PlacementRule {
+class PrevCpu final : public WakePolicy {
 public:
-    explicit PrevCpuRule(bool only_idle) : only_idle_(only_idle) {}
+    explicit PrevCpu(bool only_idle) : only_idle_(only_idle) {}
     std::string name() const override { return "prev_cpu"; }
-    int early(const SelectCtx& c) const override {
+    int early(const SelectCtx& c) override {
         if (!c.p.allowed.test(c.prev)) return -1;
         if (only_idle_ && !c.sched.usable(c.prev)) return -1;
         return c.prev;
@@ -23,11 +22,17 @@ public:
 private:
     bool only_idle_;
 };
-
 }  // namespace
 
-void apply_prev_cpu(Policy& p, const PolicyArgs& a) {
-    p.rules.push_back(std::make_shared<PrevCpuRule>(a.at("mode") == "if_idle"));
+const PolicyKind& prev_cpu_policy() {
+    static const PolicyKind k{
+        "prev_cpu", "the wakee goes back to its previous CPU (WF_PREV_CPU idea)", "FUSE wakeup threads",
+        {{"mode", ParamType::choice, "always", 0, 0, {"always", "if_idle"}, "always return prev, or only when prev is idle"}},
+        false,
+        [](const ParamValues& v) -> std::unique_ptr<WakePolicy> {
+            return std::make_unique<PrevCpu>(v.choice("mode") == "if_idle");
+        }};
+    return k;
 }
 
 }  // namespace wakesim

@@ -5,17 +5,16 @@
 // returns the waker's CPU before select_idle_sibling(). On asymmetric systems only if the wakee
 // fits. Wins for strict ping-pong pairs on idle non-SMT LLCs (perf bench sched pipe on Altra:
 // 3.985 -> 3.187 us/op); never fires with SMT active.
-#include "policies/registry.h"
 #include "kernel/sched.h"
+#include "policies/registry.h"
 
 namespace wakesim {
 
 namespace {
-
-class ReciprocalSyncRule final : public PlacementRule {
+class ReciprocalSync final : public WakePolicy {
 public:
     std::string name() const override { return "reciprocal_sync"; }
-    int after_wake_affine(const SelectCtx& c, int new_cpu) const override {
+    int after_wake_affine(const SelectCtx& c, int new_cpu) override {
         const Scheduler& s = c.sched;
         if (!c.sync || !c.waker || s.domains().smt_active() || new_cpu != c.this_cpu) return -1;
         if (c.p.last_wakee != c.waker->id) return -1;
@@ -24,9 +23,14 @@ public:
         return c.this_cpu;
     }
 };
-
 }  // namespace
 
-void apply_reciprocal_sync(Policy& p, const PolicyArgs&) { p.rules.push_back(std::make_shared<ReciprocalSyncRule>()); }
+const PolicyKind& reciprocal_sync_policy() {
+    static const PolicyKind k{
+        "reciprocal_sync", "non-SMT WF_SYNC ping-pong pairs stay on the waker's CPU",
+        "[PATCH v4] sched/fair: Preserve wake-affine CPU for non-SMT reciprocal sync wakeups (Kaushik, Aug 2026)", {},
+        false, [](const ParamValues&) -> std::unique_ptr<WakePolicy> { return std::make_unique<ReciprocalSync>(); }};
+    return k;
+}
 
 }  // namespace wakesim

@@ -1,35 +1,47 @@
-// The explicit table of named policies (no self-registering statics): name, one-line
-// description, origin, parameters declared once, and how each sets up a Policy.
+// The explicit table of named policies (no self-registering statics). Each policy file defines
+// one PolicyKind: name, description, origin, its parameters declared once, and a factory that
+// makes the per-run WakePolicy from typed parameter values.
 #pragma once
-#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "input/params.h"
 #include "kernel/wake_policy.h"
 
 namespace wakesim {
 
 class JsonNode;
 
-struct PolicyParamSpec {
+struct PolicyKind {
     std::string name;
-    std::string default_value;
-    std::vector<std::string> choices;  // empty: a duration ("10ms")
-    std::string help;
+    std::string description;  // one line
+    std::string origin;       // the patch, thread or kernel version it models
+    ParamTable params;
+    bool rewrites_wake_flags = false;  // overrides site_flags: two such kinds cannot be composed
+    std::unique_ptr<WakePolicy> (*make)(const ParamValues& params);
 };
 
-using PolicyArgs = std::map<std::string, std::string>;
+// One part of a scenario's policy: a kind with its parameter values.
+struct PolicyPart {
+    const PolicyKind* kind = nullptr;
+    ParamValues params;
+};
 
-struct PolicyEntry {
+// A policy as a scenario names it: a label and its parts (one, or several composed). Immutable
+// and shared by every run; instantiate() makes the per-run object the scheduler calls.
+struct Policy {
     std::string name;
     std::string description;
-    std::string origin;  // patch or thread
-    std::vector<PolicyParamSpec> params;
-    void (*apply)(Policy& p, const PolicyArgs& args);
+    std::vector<PolicyPart> parts;
+
+    PolicyRun instantiate() const;
+    // "seesaw.variant" -> "two_bits", as the user wrote them or as declared, in part order.
+    std::vector<std::pair<std::string, std::string>> param_texts() const;
 };
 
-const std::vector<PolicyEntry>& policy_registry();
-const PolicyEntry* find_policy(const std::string& name);
+const std::vector<const PolicyKind*>& policy_registry();
+const PolicyKind* find_policy(const std::string& name);
 std::vector<std::string> policy_names();
 
 // A named policy with default parameters. Throws std::out_of_range if unknown.
@@ -38,14 +50,7 @@ Policy make_policy(const std::string& name);
 // {"name": label, "compose": [entries...]}. Errors are InputError with the JSON pointer.
 Policy policy_from_json(const JsonNode& node);
 
-// Each policy file's set-up function.
-void apply_plain(Policy& p, const PolicyArgs& a);
-void apply_wf_sync(Policy& p, const PolicyArgs& a);
-void apply_wf_current_cpu(Policy& p, const PolicyArgs& a);
-void apply_seesaw(Policy& p, const PolicyArgs& a);
-void apply_reciprocal_sync(Policy& p, const PolicyArgs& a);
-void apply_prev_cpu(Policy& p, const PolicyArgs& a);
-void apply_migrate_disable_wait(Policy& p, const PolicyArgs& a);
-void apply_sched_idle_server(Policy& p, const PolicyArgs& a);
+// docs/policies.md's generated part: one section per policy with its parameter table.
+std::string policies_markdown();
 
 }  // namespace wakesim

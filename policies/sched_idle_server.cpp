@@ -6,6 +6,23 @@
 
 namespace wakesim {
 
-void apply_sched_idle_server(Policy& p, const PolicyArgs&) { p.server_sched_idle = true; }
+namespace {
+class SchedIdleServer final : public WakePolicy {
+public:
+    std::string name() const override { return "sched_idle_server"; }
+    void on_task_created(Task& t) override {
+        if (t.role == TaskRole::server) t.policy = SchedPolicy::idle;
+    }
+};
+}  // namespace
+
+const PolicyKind& sched_idle_server_policy() {
+    static const PolicyKind k{"sched_idle_server", "server threads run SCHED_IDLE",
+                              "fuse-over-io-uring ring thread discussion", {}, false,
+                              [](const ParamValues&) -> std::unique_ptr<WakePolicy> {
+                                  return std::make_unique<SchedIdleServer>();
+                              }};
+    return k;
+}
 
 }  // namespace wakesim

@@ -8,6 +8,23 @@
 
 namespace wakesim {
 
-void apply_wf_current_cpu(Policy& p, const PolicyArgs&) { p.site_mode = SiteFlagMode::current_cpu; }
+namespace {
+class WfCurrentCpu final : public WakePolicy {
+public:
+    std::string name() const override { return "wf_current_cpu"; }
+    uint32_t site_flags(const WakeSite& site, uint32_t flags) const override {
+        if (site.role != SiteRole::request && site.role != SiteRole::reply) return flags;
+        return (flags & ~uint32_t{WF_SYNC}) | WF_CURRENT_CPU;
+    }
+};
+}  // namespace
+
+const PolicyKind& wf_current_cpu_policy() {
+    static const PolicyKind k{
+        "wf_current_cpu", "WF_CURRENT_CPU at request and reply wake sites: wake on the waker's CPU",
+        "seccomp sync mode (Vagin, 2023); 'fuse: Wake requests on the same cpu' (Schubert, Oct 2025)", {}, true,
+        [](const ParamValues&) -> std::unique_ptr<WakePolicy> { return std::make_unique<WfCurrentCpu>(); }};
+    return k;
+}
 
 }  // namespace wakesim

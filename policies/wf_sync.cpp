@@ -6,6 +6,21 @@
 
 namespace wakesim {
 
-void apply_wf_sync(Policy& p, const PolicyArgs&) { p.site_mode = SiteFlagMode::sync; }
+namespace {
+class WfSync final : public WakePolicy {
+public:
+    std::string name() const override { return "wf_sync"; }
+    uint32_t site_flags(const WakeSite& site, uint32_t flags) const override {
+        return site.sync_capable ? (flags | WF_SYNC) : flags;
+    }
+};
+}  // namespace
+
+const PolicyKind& wf_sync_policy() {
+    static const PolicyKind k{"wf_sync", "WF_SYNC at every sync-capable wake site",
+                              "long-standing WF_SYNC hint (wake_up_sync)", {}, true,
+                              [](const ParamValues&) -> std::unique_ptr<WakePolicy> { return std::make_unique<WfSync>(); }};
+    return k;
+}
 
 }  // namespace wakesim

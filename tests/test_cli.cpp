@@ -430,3 +430,29 @@ TEST_CASE("cli: -j 2 gives byte-identical output to -j 1", "[cli][run]") {
         CHECK(serial.out == parallel.out);
     }
 }
+
+// Generated documentation: each block between "<!-- BEGIN GENERATED: wakesim ARGS -->" and
+// "<!-- END GENERATED -->" in docs/*.md is exactly what `wakesim ARGS` prints today
+// (scripts/gen-docs.sh rewrites them).
+TEST_CASE("docs/: every generated block matches the declarations it comes from", "[cli][docs]") {
+    const std::string begin = "<!-- BEGIN GENERATED: wakesim ", end = "<!-- END GENERATED -->";
+    int blocks = 0;
+    for (const auto& e : fs::directory_iterator(kSource / "docs")) {
+        if (e.path().extension() != ".md") continue;
+        const std::string text = read_file(e.path());
+        for (size_t at = text.find(begin); at != std::string::npos; at = text.find(begin, at + 1)) {
+            const size_t args_end = text.find(" -->\n", at);
+            REQUIRE(args_end != std::string::npos);
+            const std::string args = text.substr(at + begin.size(), args_end - at - begin.size());
+            const size_t body = args_end + 5;
+            const size_t stop = text.find(end, body);
+            REQUIRE(stop != std::string::npos);
+            INFO(e.path().filename().string() << ": wakesim " << args << " (run scripts/gen-docs.sh)");
+            const CmdResult r = run_wakesim(args, false);
+            CHECK(r.rc == 0);
+            CHECK(text.substr(body, stop - body) == r.out);
+            ++blocks;
+        }
+    }
+    CHECK(blocks >= 1);
+}

@@ -321,3 +321,41 @@ TEST_CASE("run_scenario gives the same results with one job and with two", "[wak
     // Different seeds are different samples (fork spacing and cost jitter are seeded).
     CHECK(r1[0].result.metrics.dump() != r1[1].result.metrics.dump());
 }
+
+// ---------------------------------------------------------------------------------------------
+// The policy interface (kernel/wake_policy.h, policies/registry.h).
+
+TEST_CASE("Every registered policy declares its parameters with defaults that read back typed", "[policies][params]") {
+    for (const PolicyKind* k : policy_registry()) {
+        INFO(k->name);
+        CHECK(!k->description.empty());
+        CHECK(!k->origin.empty());
+        const Policy p = make_policy(k->name);
+        REQUIRE(p.parts.size() == 1);
+        CHECK(p.param_texts().size() == k->params.size());
+        PolicyRun run = p.instantiate();
+        REQUIRE(run.rules.size() == 1);
+        CHECK(run.rules.front()->name() == k->name);
+    }
+    const Policy s = make_policy("seesaw");
+    CHECK(s.parts.front().params.choice("variant") == "two_bits");
+    CHECK(s.parts.front().params.duration_ns("window") == 40'000'000);
+}
+
+TEST_CASE("Composing keeps each part's own state and parameters, in composition order", "[policies][params]") {
+    const json d = doc(R"({"name": "t", "machine": )" + flat(2) + R"(, "workload": {"kind": "pipe", "loops": 10},
+        "policies": [{"name": "two", "compose": [{"use": "seesaw", "params": {"variant": "one_bit"}},
+                                                  {"use": "prev_cpu", "params": {"mode": "if_idle"}}, "wf_sync"]}]})");
+    const Scenario sc = parse_scenario(d, "test.json");
+    const Policy& p = sc.policies.front();
+    REQUIRE(p.parts.size() == 3);
+    CHECK(p.param_texts() == std::vector<std::pair<std::string, std::string>>{
+                                 {"seesaw.variant", "one_bit"}, {"seesaw.window", "40ms"}, {"prev_cpu.mode", "if_idle"}});
+    PolicyRun run = p.instantiate();
+    REQUIRE(run.rules.size() == 3);
+    CHECK(run.rules[0]->name() == "seesaw");
+    CHECK(run.rules[1]->name() == "prev_cpu");
+    // Flags fold through the parts: the pipe site already passes WF_SYNC, a reply site gains it.
+    const WakeSite reply{"reply", 0, true, SiteRole::reply};
+    CHECK(run.site_flags(reply) == WF_SYNC);
+}
