@@ -1,0 +1,88 @@
+// Golden outputs: every shipped scenario is run as `wakesim run S --format json` runs it, and each
+// run's metrics are compared, one line per metric, with tests/golden/<scenario>.txt. A deliberate
+// model change updates the goldens with scripts/update-goldens.sh; `git diff tests/golden` then
+// shows exactly which figures moved (case, policy, seed, metric, old and new value).
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "experiment/report.h"
+#include "experiment/runner.h"
+#include "experiment/scenario.h"
+
+#ifndef WAKESIM_SOURCE_DIR
+#define WAKESIM_SOURCE_DIR "."
+#endif
+
+namespace fs = std::filesystem;
+using namespace wakesim;
+
+namespace {
+
+// One line per metric of every run: "case policy seed metric value" (arrays on one line).
+std::vector<std::string> fingerprint(const nlohmann::json& report) {
+    std::vector<std::string> lines;
+    for (const auto& r : report.at("runs")) {
+        const std::string who =
+            r.at("case").get<std::string>() + " " + r.at("policy").get<std::string>() + " s" + r.at("seed").dump();
+        lines.push_back(who + " completed " + r.at("completed").dump());
+        for (const auto& [k, v] : r.at("metrics").items()) lines.push_back(who + " " + k + " " + v.dump());
+    }
+    return lines;
+}
+
+std::vector<std::string> read_lines(const fs::path& p) {
+    std::vector<std::string> out;
+    std::ifstream in(p);
+    for (std::string l; std::getline(in, l);) out.push_back(l);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("Every shipped scenario reproduces its golden figures", "[golden]") {
+    const fs::path src = WAKESIM_SOURCE_DIR;
+    const bool update = std::getenv("WAKESIM_UPDATE_GOLDENS") != nullptr;
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(src / "scenarios"))
+        if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    REQUIRE(!files.empty());
+    for (const fs::path& f : files) {
+        const std::string name = f.stem().string();
+        INFO("scenario " << name << " (after a deliberate model change: scripts/update-goldens.sh)");
+        const Scenario sc = load_scenario(f.string());
+        RunOptions opt;
+        opt.jobs = 2;
+        const std::vector<std::string> got = fingerprint(report_json(sc, run_scenario(sc, opt)));
+        const fs::path golden = src / "tests" / "golden" / (name + ".txt");
+        if (update) {
+            fs::create_directories(golden.parent_path());
+            std::ofstream out(golden);
+            for (const auto& l : got) out << l << "\n";
+            continue;
+        }
+        REQUIRE(fs::exists(golden));
+        const std::vector<std::string> want = read_lines(golden);
+        // Name the first few figures that moved rather than dumping both files.
+        std::ostringstream moved;
+        int shown = 0;
+        for (size_t i = 0; i < std::max(got.size(), want.size()) && shown < 10; ++i) {
+            const std::string g = i < got.size() ? got[i] : "<missing>";
+            const std::string w = i < want.size() ? want[i] : "<missing>";
+            if (g != w) {
+                moved << "\n  golden: " << w << "\n  now:    " << g;
+                ++shown;
+            }
+        }
+        INFO("figures that moved:" << moved.str());
+        CHECK(got.size() == want.size());
+        CHECK(shown == 0);
+    }
+}
