@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Rewrites the generated blocks of docs/*.md from the declarations they come from. A block is
+#   <!-- BEGIN GENERATED: wakesim ARGS -->  ...  <!-- END GENERATED -->
+# and holds exactly what `wakesim ARGS` prints (tests/test_docs.cpp fails when a block is stale).
+# Usage: scripts/gen-docs.sh [path/to/wakesim]   (default: build/wakesim)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=${1:-build/wakesim}
+[ -x "$bin" ] || { echo "gen-docs: $bin not found; build first" >&2; exit 2; }
+for doc in docs/*.md; do
+  grep -q '<!-- BEGIN GENERATED: wakesim ' "$doc" || continue
+  tmp=$(mktemp)
+  while IFS= read -r line || [ -n "$line" ]; do
+    printf '%s\n' "$line" >> "$tmp"
+    if [[ $line =~ ^'<!-- BEGIN GENERATED: wakesim '(.*)' -->'$ ]]; then
+      read -r -a args <<< "${BASH_REMATCH[1]}"
+      "$bin" "${args[@]}" >> "$tmp"
+      # skip the old block up to its END marker
+      while IFS= read -r old; do
+        if [[ $old == '<!-- END GENERATED -->' ]]; then printf '%s\n' "$old" >> "$tmp"; break; fi
+      done
+    fi
+  done < "$doc"
+  if ! cmp -s "$tmp" "$doc"; then mv "$tmp" "$doc"; echo "updated $doc"; else rm -f "$tmp"; fi
+done
