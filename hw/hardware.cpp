@@ -377,7 +377,8 @@ HardwareStats Hardware::window_stats() const {
     out.freq_khz_mean = khz_sum / n;
     out.freq_khz_busy = busy_t > 0 ? busy_khz / busy_t : 0.0;
     for (size_t i = 0; i < opp_.size(); ++i) out.freq_residency.emplace_back(opp_[i], opp_tot[i] / (window * n));
-    for (size_t i = 0; i < states_.size(); ++i) out.idle_residency.emplace_back(states_[i].name, idle_tot[i] / (window * n));
+    for (size_t i = 0; i < states_.size(); ++i)
+        out.idle_residency.emplace_back(states_[i].name, idle_tot[i] / (window * n));
     out.cache_refill_ns = refill_ns_ - refill_at_window_;
     return out;
 }

@@ -100,7 +100,8 @@ TEST_CASE("metric table: one row per metric, unique stable names, a doc line eac
     }
 }
 
-TEST_CASE("metrics are filled from the counters, the CPUs' busy time and the hardware stats, reals rounded", "[metrics]") {
+TEST_CASE("metrics are filled from the counters, the CPUs' busy time and the hardware stats, reals rounded",
+          "[metrics]") {
     Metrics m;
     m.c.ops = 3;
     m.c.bytes = 3 * 1048576;
@@ -197,7 +198,8 @@ TEST_CASE("CSV columns: the scalar metrics of the table in name order", "[metric
     CHECK(std::find(names.begin(), names.end(), "cpu_util.sum") != names.end());
 }
 
-TEST_CASE("docs/metrics.md carries the generated metric tables (run scripts/gen-docs.sh after changing the table)", "[metrics][docs]") {
+TEST_CASE("docs/metrics.md carries the generated metric tables (run scripts/gen-docs.sh after changing the table)",
+          "[metrics][docs]") {
     const std::string doc_text = read_file(std::string(WAKESIM_SOURCE_DIR) + "/docs/metrics.md");
     const std::string begin = "<!-- BEGIN GENERATED: wakesim list metrics --markdown -->\n";
     const std::string end = "<!-- END GENERATED -->";
@@ -208,7 +210,8 @@ TEST_CASE("docs/metrics.md carries the generated metric tables (run scripts/gen-
     const std::string block = doc_text.substr(b + begin.size(), e - b - begin.size());
     CHECK(block == metrics_markdown());
     // Every metric is documented there, and the CLI prints the same text.
-    for (const MetricDef& d : metric_table()) CHECK(block.find(std::string("| `") + d.name + "` |") != std::string::npos);
+    for (const MetricDef& d : metric_table())
+        CHECK(block.find(std::string("| `") + d.name + "` |") != std::string::npos);
     CHECK(wakesim_stdout("list metrics --markdown") == metrics_markdown());
 }
 

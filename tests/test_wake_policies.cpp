@@ -278,12 +278,13 @@ TEST_CASE("A busy messaging run with hogs keeps the scheduler's invariants and c
         CHECK(sum <= 32.0);
         CHECK(r.m.get(Metric::cpu_util_sum) == Approx(sum).margin(1e-4));
         CHECK(r.n(Metric::wakeups_local) + r.n(Metric::wakeups_remote) == r.n(Metric::wakeups));
-        CHECK(r.n(Metric::migrations) == r.n(Metric::migrations_wakeup) + r.n(Metric::migrations_balance) + r.n(Metric::migrations_newidle) +
-                                       r.n(Metric::migrations_active));
+        CHECK(r.n(Metric::migrations) == r.n(Metric::migrations_wakeup) + r.n(Metric::migrations_balance) +
+                                             r.n(Metric::migrations_newidle) + r.n(Metric::migrations_active));
         CHECK(r.n(Metric::select_pinned) + r.n(Metric::select_policy_early) + r.n(Metric::select_current_cpu) +
                   r.n(Metric::select_policy_affine) + r.n(Metric::select_sis_target) + r.n(Metric::select_sis_prev) +
                   r.n(Metric::select_sis_kthread) + r.n(Metric::select_sis_recent) + r.n(Metric::select_sis_capacity) +
-                  r.n(Metric::select_sis_smt) + r.n(Metric::select_sis_scan) + r.n(Metric::select_sis_fallback) + r.n(Metric::select_slow_path) ==
+                  r.n(Metric::select_sis_smt) + r.n(Metric::select_sis_scan) + r.n(Metric::select_sis_fallback) +
+                  r.n(Metric::select_slow_path) ==
               r.n(Metric::wakeups) - r.n(Metric::wakeups_no_placement));
     }
 }
