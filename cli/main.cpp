@@ -12,6 +12,7 @@
 #include "experiment/scenario.h"
 #include "kernel/features.h"
 #include "kernel/wake_explain.h"
+#include "metrics/metric_format.h"
 #include "workloads/workloads.h"
 #include "topology/sched_domains.h"
 #include "topology/topology.h"
@@ -52,6 +53,8 @@ int list_cmd(const std::string& what, bool markdown) {
     } else if (what == "features") {
         for (const auto& f : feature_table())
             std::printf("%-24s %-3s %s\n", f.name, f.default_on ? "on" : "off", f.why);
+    } else if (what == "metrics") {
+        std::fputs((markdown ? metrics_markdown() : metrics_list_text()).c_str(), stdout);
     }
     return 0;
 }
@@ -123,13 +126,13 @@ int main(int argc, char** argv) {
     explain->add_option("--wakeup", ex_wakeup, "which wakeup, counting select_task_rq calls from 1")->check(CLI::Range(uint64_t{1}, uint64_t{1000000000000}));
     explain->add_option("--seed", ex_seed, "seed (default: the scenario's first)");
 
-    auto* list = app.add_subcommand("list", "list policies, workloads, machines or scheduler features");
+    auto* list = app.add_subcommand("list", "list policies, workloads, machines, scheduler features or metrics");
     std::string what;
-    list->add_option("what", what, "policies | workloads | machines | features")
+    list->add_option("what", what, "policies | workloads | machines | features | metrics")
         ->required()
-        ->check(CLI::IsMember({"policies", "workloads", "machines", "features"}));
+        ->check(CLI::IsMember({"policies", "workloads", "machines", "features", "metrics"}));
     bool list_markdown = false;
-    list->add_flag("--markdown", list_markdown, "print the Markdown that docs/ carries (policies)");
+    list->add_flag("--markdown", list_markdown, "print the Markdown that docs/ carries (policies, metrics)");
 
     auto* topo = app.add_subcommand("topo", "show a topology and its sched domains, or import one from sysfs");
     topo->require_subcommand(1);
@@ -207,8 +210,8 @@ int main(int argc, char** argv) {
             if (!ex.captured())
                 throw InputError(scenario_path, "",
                                  "expected --wakeup at most " +
-                                     std::to_string(r.metrics.value("select.pinned", 0ULL) +
-                                                    r.metrics.value("wakeups", 0ULL)) +
+                                     std::to_string(r.metrics.integer(Metric::select_pinned) +
+                                                    r.metrics.integer(Metric::wakeups)) +
                                      " (the select_task_rq calls this run makes), got " + std::to_string(ex_wakeup));
             std::printf("wakeup #%llu  case=%s policy=%s seed=%llu\n", static_cast<unsigned long long>(ex_wakeup),
                         c->name.c_str(), p->name.c_str(), static_cast<unsigned long long>(spec.seed));

@@ -6,6 +6,8 @@
 #include <map>
 #include <sstream>
 
+#include "metrics/metric_format.h"
+
 namespace wakesim {
 
 SeedStats seed_stats(const std::vector<double>& v) {
@@ -42,10 +44,11 @@ std::vector<Group> groups(const std::vector<RunRecord>& runs) {
     return g;
 }
 
-double num(const nlohmann::json& m, const char* k) { return m.at(k).get<double>(); }
-
-const char* kSummaryMetrics[] = {"usec_per_op", "ops_per_sec", "mib_per_sec", "migrations_per_wakeup",
-                                 "wake_latency_ns.p50", "wake_latency_ns.p99", "cpu_util.sum"};
+SeedStats stat(const Group& g, Metric m) {
+    std::vector<double> v;
+    for (const auto* r : g.runs) v.push_back(r->result.metrics.get(m));
+    return seed_stats(v);
+}
 
 }  // namespace
 
@@ -85,7 +88,7 @@ nlohmann::json report_json(const Scenario& sc, const std::vector<RunRecord>& run
         x["policy"] = r.policy;
         x["seed"] = r.seed;
         x["completed"] = r.result.completed;
-        x["metrics"] = r.result.metrics;
+        x["metrics"] = metrics_json(r.result.metrics);
         rj.push_back(x);
     }
     j["runs"] = rj;
@@ -95,11 +98,10 @@ nlohmann::json report_json(const Scenario& sc, const std::vector<RunRecord>& run
         x["case"] = g.case_name;
         x["policy"] = g.policy;
         x["seeds"] = g.runs.size();
-        for (const char* k : kSummaryMetrics) {
-            std::vector<double> v;
-            for (const auto* r : g.runs) v.push_back(num(r->result.metrics, k));
-            SeedStats s = seed_stats(v);
-            x[k] = {{"mean", std::round(s.mean * 1e6) / 1e6}, {"ci95", std::round(s.ci95 * 1e6) / 1e6}};
+        for (const MetricDef& d : metric_table()) {
+            if (!d.shown.summary) continue;
+            const SeedStats s = stat(g, d.id);
+            x[d.name] = {{"mean", std::round(s.mean * 1e6) / 1e6}, {"ci95", std::round(s.ci95 * 1e6) / 1e6}};
         }
         sj.push_back(x);
     }
@@ -108,34 +110,33 @@ nlohmann::json report_json(const Scenario& sc, const std::vector<RunRecord>& run
 }
 
 std::string report_table(const Scenario& sc, const std::vector<RunRecord>& runs) {
+    // The table's metric columns: column number -> its metrics, in the table's order.
+    std::map<int, std::vector<const MetricDef*>> columns;
+    for (const MetricDef& d : metric_table())
+        if (d.shown.table.column > 0) columns[d.shown.table.column].push_back(&d);
     std::vector<std::vector<std::string>> rows;
-    rows.push_back({"case", "policy", "seeds", "usec/op", "ops/s", "migr/wake", "migrations", "wake local/remote",
-                    "lat p50/p99 (us)", "busy CPUs", "done"});
+    rows.push_back({"case", "policy", "seeds"});
+    for (const auto& [col, defs] : columns) rows.back().push_back(defs.front()->shown.table.header);
+    rows.back().push_back("done");
     char buf[128];
     for (const auto& g : groups(runs)) {
-        auto stat = [&](const char* k) {
-            std::vector<double> v;
-            for (const auto* r : g.runs) v.push_back(num(r->result.metrics, k));
-            return seed_stats(v);
-        };
-        auto fmt = [&](const SeedStats& s, int prec) {
-            if (s.n > 1)
-                std::snprintf(buf, sizeof buf, "%.*f ±%.*f", prec, s.mean, prec, s.ci95);
-            else
-                std::snprintf(buf, sizeof buf, "%.*f", prec, s.mean);
-            return std::string(buf);
-        };
         std::vector<std::string> row{g.case_name, g.policy, std::to_string(g.runs.size())};
-        row.push_back(fmt(stat("usec_per_op"), 3));
-        row.push_back(fmt(stat("ops_per_sec"), 0));
-        row.push_back(fmt(stat("migrations_per_wakeup"), 3));
-        row.push_back(fmt(stat("migrations"), 0));
-        std::snprintf(buf, sizeof buf, "%.0f/%.0f", stat("wakeups.local").mean, stat("wakeups.remote").mean);
-        row.push_back(buf);
-        std::snprintf(buf, sizeof buf, "%.1f/%.1f", stat("wake_latency_ns.p50").mean / 1000.0,
-                      stat("wake_latency_ns.p99").mean / 1000.0);
-        row.push_back(buf);
-        row.push_back(fmt(stat("cpus_busy"), 0));
+        for (const auto& [col, defs] : columns) {
+            std::string cell;
+            for (const MetricDef* d : defs) {
+                const TableColumn& tc = d->shown.table;
+                const SeedStats s = stat(g, d->id);
+                // A column of several metrics shows their means joined by '/', without the CI.
+                if (defs.size() == 1 && s.n > 1)
+                    std::snprintf(buf, sizeof buf, "%.*f ±%.*f", tc.precision, s.mean / tc.divisor, tc.precision,
+                                  s.ci95 / tc.divisor);
+                else
+                    std::snprintf(buf, sizeof buf, "%.*f", tc.precision, s.mean / tc.divisor);
+                if (!cell.empty()) cell += '/';
+                cell += buf;
+            }
+            row.push_back(cell);
+        }
         bool done = true;
         for (const auto* r : g.runs) done &= r->result.completed;
         row.push_back(done ? "yes" : "limit");
@@ -182,15 +183,13 @@ std::string csv_field(const std::string& s) {
 std::string report_csv(const std::vector<RunRecord>& runs) {
     std::ostringstream os;
     if (runs.empty()) return "";
-    std::vector<std::string> keys;
-    for (auto it = runs.front().result.metrics.begin(); it != runs.front().result.metrics.end(); ++it)
-        if (!it.value().is_array() && !it.value().is_object()) keys.push_back(it.key());
+    const std::vector<Metric> cols = csv_metrics();
     os << "case,policy,seed,completed";
-    for (const auto& k : keys) os << "," << k;
+    for (Metric m : cols) os << "," << metric_def(m).name;
     os << "\n";
     for (const auto& r : runs) {
         os << csv_field(r.case_name) << "," << csv_field(r.policy) << "," << r.seed << "," << (r.result.completed ? 1 : 0);
-        for (const auto& k : keys) os << "," << r.result.metrics.at(k).dump();
+        for (Metric m : cols) os << "," << csv_cell(r.result.metrics, m);
         os << "\n";
     }
     return os.str();

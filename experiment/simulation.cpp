@@ -13,66 +13,15 @@ namespace wakesim {
 
 namespace {
 
-double round6(double v) { return std::round(v * 1e6) / 1e6; }
-
-nlohmann::json metrics_json(const Metrics& m, const Scheduler& s, const std::vector<Time>& busy_at_start,
-                            Time start, Time end, uint64_t events) {
-    const Counters& c = m.c;
-    const Time window = end - start;
-    nlohmann::json j;
-    j["ops"] = c.ops;
-    j["sim_time_ns"] = window;
-    j["usec_per_op"] = c.ops ? round6(static_cast<double>(window) / 1000.0 / static_cast<double>(c.ops)) : 0.0;
-    j["ops_per_sec"] = window > 0 ? round6(static_cast<double>(c.ops) * 1e9 / static_cast<double>(window)) : 0.0;
-    j["mib_per_sec"] = window > 0 ? round6(static_cast<double>(c.bytes) * 1e9 / static_cast<double>(window) / 1048576.0) : 0.0;
-    j["wakeups"] = c.wakeups;
-    j["wakeups.local"] = c.wakeups_local;
-    j["wakeups.remote"] = c.wakeups_remote;
-    j["wakeups.ipi"] = c.wakeups_ipi;
-    j["wakeups.poll"] = c.wakeups_poll;
-    j["wakeups.no_placement"] = c.wakeups_runnable;
-    j["wakeups.affine"] = c.wakeups_affine;
-    j["wakeups.wide"] = c.wake_wide;
-    j["migrations"] = c.migrations();
-    j["migrations.wakeup"] = c.migrations_by_cause[static_cast<size_t>(MigrationCause::wakeup)];
-    j["migrations.balance"] = c.migrations_by_cause[static_cast<size_t>(MigrationCause::balance)];
-    j["migrations.newidle"] = c.migrations_by_cause[static_cast<size_t>(MigrationCause::newidle)];
-    j["migrations.active"] = c.migrations_by_cause[static_cast<size_t>(MigrationCause::active)];
-    static const char* dist[] = {"same_cpu", "smt", "cluster", "llc", "cross_llc", "cross_numa"};
-    for (size_t d = 1; d < 6; ++d) j[std::string("migrations.") + dist[d]] = c.migrations_by_distance[d];
-    j["migrations_per_wakeup"] =
-        c.wakeups ? round6(static_cast<double>(j["migrations.wakeup"].get<uint64_t>()) / static_cast<double>(c.wakeups)) : 0.0;
-    j["wake_latency_ns.p50"] = m.wake_latency.percentile(0.50);
-    j["wake_latency_ns.p90"] = m.wake_latency.percentile(0.90);
-    j["wake_latency_ns.p99"] = m.wake_latency.percentile(0.99);
-    j["wake_latency_ns.mean"] = round6(m.wake_latency.mean());
-    j["wake_latency_ns.max"] = m.wake_latency.max();
-    j["context_switches"] = c.context_switches;
-    j["preemptions"] = c.preemptions;
-    j["ipis"] = c.ipis;
-    j["sis_probes"] = c.sis_probes;
-    j["balance_runs"] = c.balance_runs;
-    j["newidle_runs"] = c.newidle_runs;
-    for (size_t o = 0; o < static_cast<size_t>(SelectOutcome::kCount); ++o)
-        j[std::string("select.") + to_string(static_cast<SelectOutcome>(o))] = c.outcomes[o];
-    nlohmann::json util = nlohmann::json::array();
-    double sum = 0;
-    int busy_cpus = 0;
-    for (int cpu = 0; cpu < s.topo().nr_cpus(); ++cpu) {
-        const double u = window > 0 ? static_cast<double>(s.cpu_busy_ns(cpu) - busy_at_start[static_cast<size_t>(cpu)]) /
-                                          static_cast<double>(window)
-                                    : 0.0;
-        util.push_back(round6(u));
-        sum += u;
-        busy_cpus += u > 0.05 ? 1 : 0;
-    }
-    j["cpu_util"] = util;
-    j["cpu_util.sum"] = round6(sum);
-    j["cpus_busy"] = busy_cpus;
-    j["time_lost.wake_latency_ns"] = static_cast<int64_t>(std::llround(m.wake_latency.mean() * static_cast<double>(m.wake_latency.count())));
-    s.hardware().report(j);
-    j["events"] = events;
-    return j;
+// The run's metrics (metrics/metric_table.cpp) from the window's counters, the CPUs' busy time and
+// the hardware model.
+RunMetrics window_metrics(const Metrics& m, const Scheduler& s, const std::vector<Time>& busy_at_start, Time start,
+                          Time end, uint64_t events) {
+    RunInputs in{m, end - start, {}, {}, events};
+    for (int cpu = 0; cpu < s.topo().nr_cpus(); ++cpu)
+        in.busy_ns.push_back(s.cpu_busy_ns(cpu) - busy_at_start[static_cast<size_t>(cpu)]);
+    in.hw = s.hardware().window_stats();
+    return collect_metrics(in);
 }
 
 }  // namespace
@@ -143,7 +92,7 @@ RunResult run_simulation(const RunSpec& spec) {
     metrics.c.bytes = ctl.bytes() - bytes_at_start;
     r.events = engine.events_processed();
     r.sim_time = end;
-    r.metrics = metrics_json(metrics, sched, busy_at_start, window_start, end, r.events);
+    r.metrics = window_metrics(metrics, sched, busy_at_start, window_start, end, r.events);
     return r;
 }
 

@@ -11,6 +11,7 @@
 #include "workloads/workloads.h"
 #include "topology/sched_domains.h"
 #include "topology/topology.h"
+#include "metrics/run_metrics.h"
 
 namespace wakesim {
 
@@ -35,7 +36,7 @@ struct RunSpec {
 };
 
 struct RunResult {
-    nlohmann::json metrics;  // stable names, docs/metrics.md
+    RunMetrics metrics;  // typed, by Metric (metrics/metric_table.h); JSON: metrics_json()
     uint64_t events = 0;
     Time sim_time = 0;
     bool completed = false;  // the workload finished (or reached stop_ops) before max_time

@@ -352,19 +352,20 @@ void Hardware::begin_window() {
     window_start_ = engine_.now();
 }
 
-void Hardware::report(nlohmann::json& m) const {
+HardwareStats Hardware::window_stats() const {
     auto* self = const_cast<Hardware*>(this);
     for (int c = 0; c < topo_.nr_cpus(); ++c) self->account(c);
     const Time now = engine_.now();
     const double window = static_cast<double>(std::max<Time>(1, now - window_start_));
     const int n = topo_.nr_cpus();
-    nlohmann::json freq = nlohmann::json::array();
+    HardwareStats out;
+    out.governor = gov_name_;
     double khz_sum = 0, busy_khz = 0, busy_t = 0;
     std::vector<double> opp_tot(opp_.size(), 0), idle_tot(states_.size(), 0);
     for (int c = 0; c < n; ++c) {
         const CpuAcc& a = acc_[static_cast<size_t>(c)];
         const double mean = a.khz_time / window;
-        freq.push_back(static_cast<int64_t>(std::llround(mean)));
+        out.cpu_freq_khz.push_back(mean);
         khz_sum += mean;
         busy_khz += a.khz_busy_time;
         busy_t += static_cast<double>(a.busy_time);
@@ -373,17 +374,13 @@ void Hardware::report(nlohmann::json& m) const {
         const int st = idle_state_[static_cast<size_t>(c)];
         if (st >= 0) idle_tot[static_cast<size_t>(st)] += static_cast<double>(now - std::max(a.idle_entered, window_start_));
     }
-    auto r6 = [](double v) { return std::round(v * 1e6) / 1e6; };
-    m["governor"] = gov_name_;
-    m["cpu_freq_khz"] = freq;
-    m["freq_khz.mean"] = static_cast<int64_t>(std::llround(khz_sum / n));
-    m["freq_khz.busy"] = busy_t > 0 ? static_cast<int64_t>(std::llround(busy_khz / busy_t)) : 0;
-    nlohmann::json fr = nlohmann::json::object(), ir = nlohmann::json::object();
-    for (size_t i = 0; i < opp_.size(); ++i) fr[std::to_string(opp_[i])] = r6(opp_tot[i] / (window * n));
-    for (size_t i = 0; i < states_.size(); ++i) ir[states_[i].name] = r6(idle_tot[i] / (window * n));
-    m["freq_residency"] = fr;
-    m["idle_residency"] = ir;
-    m["time_lost.cache_refill_ns"] = refill_ns_ - refill_at_window_;
+    out.freq_khz_mean = khz_sum / n;
+    out.freq_khz_busy = busy_t > 0 ? busy_khz / busy_t : 0.0;
+    for (size_t i = 0; i < opp_.size(); ++i) out.freq_residency.emplace_back(opp_[i], opp_tot[i] / (window * n));
+    for (size_t i = 0; i < states_.size(); ++i)
+        out.idle_residency.emplace_back(states_[i].name, idle_tot[i] / (window * n));
+    out.cache_refill_ns = refill_ns_ - refill_at_window_;
+    return out;
 }
 
 }  // namespace wakesim

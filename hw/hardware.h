@@ -5,11 +5,11 @@
 #pragma once
 #include <array>
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "engine/engine.h"
+#include "hw/hardware_stats.h"
 #include "hw/machine_profile.h"
 #include "kernel/task.h"
 #include "topology/topology.h"
@@ -70,7 +70,8 @@ public:
 
     // Reporting over the measured window.
     void begin_window();
-    void report(nlohmann::json& metrics) const;
+    // What the window measured, up to now (metrics/ reports it).
+    HardwareStats window_stats() const;
     int64_t refill_ns() const { return refill_ns_ - refill_at_window_; }
 
     void on_event(const Event& e) override;

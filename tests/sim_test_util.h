@@ -32,12 +32,12 @@ inline std::string hog(const std::string& name, int cpu) {
 }
 
 struct Outcome {
-    json m;
+    RunMetrics m;
     bool completed = false;
     std::vector<std::string> lines;  // decision path of the explained select_task_rq call
 
-    uint64_t n(const char* key) const { return m.at(key).get<uint64_t>(); }
-    double util(int cpu) const { return m.at("cpu_util").at(static_cast<size_t>(cpu)).get<double>(); }
+    uint64_t n(Metric k) const { return static_cast<uint64_t>(m.integer(k)); }
+    double util(int cpu) const { return m.per_cpu(Metric::cpu_util, cpu); }
     bool explained() const { return !lines.empty(); }
     std::string line_with(const std::string& text) const {
         for (const auto& l : lines)

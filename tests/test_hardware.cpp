@@ -682,7 +682,7 @@ void set_loops(json& j, int loops) {
     }
 }
 
-json run_case(const Scenario& sc, const std::string& name) {
+RunMetrics run_case(const Scenario& sc, const std::string& name) {
     for (const auto& c : sc.cases)
         if (c.name == name) {
             RunSpec spec = make_run_spec(sc, c, sc.policies.front(), sc.seeds.front());
@@ -703,26 +703,26 @@ TEST_CASE("end to end: a request/reply pair split over two cores runs at a lower
     d["run"] = {{"warmup_ops", 10000}, {"seeds", {1}}};
     const Scenario sc = parse_scenario(d, "reqreply-e5-governors.json");
 
-    const json same = run_case(sc, "same-cpu/schedutil");
-    const json split = run_case(sc, "other-core/schedutil");
-    const json same_perf = run_case(sc, "same-cpu/performance");
-    const json split_perf = run_case(sc, "other-core/performance");
+    const RunMetrics same = run_case(sc, "same-cpu/schedutil");
+    const RunMetrics split = run_case(sc, "other-core/schedutil");
+    const RunMetrics same_perf = run_case(sc, "same-cpu/performance");
+    const RunMetrics split_perf = run_case(sc, "other-core/performance");
 
-    for (const json* m : {&same, &split, &same_perf, &split_perf}) {
-        REQUIRE(m->contains("freq_khz.busy"));
-        REQUIRE(m->contains("freq_khz.mean"));
-        REQUIRE(m->at("cpu_freq_khz").is_array());
-        CHECK(m->at("cpu_freq_khz").size() == 32);
-        REQUIRE(m->at("idle_residency").is_object());
-        CHECK(m->at("idle_residency").contains("C6"));
-        CHECK(m->at("idle_residency").contains("POLL"));
-        REQUIRE(m->at("freq_residency").is_object());
+    for (const RunMetrics* m : {&same, &split, &same_perf, &split_perf}) {
+        CHECK(m->per_cpu_integers(Metric::cpu_freq_khz).size() == 32);
+        const auto has = [](const Breakdown& b, const std::string& key) {
+            for (const auto& kv : b)
+                if (kv.first == key) return true;
+            return false;
+        };
+        CHECK(has(m->breakdown(Metric::idle_residency), "C6"));
+        CHECK(has(m->breakdown(Metric::idle_residency), "POLL"));
         double opp_sum = 0;
-        for (const auto& [khz, frac] : m->at("freq_residency").items()) opp_sum += frac.get<double>();
+        for (const auto& [khz, frac] : m->breakdown(Metric::freq_residency)) opp_sum += frac;
         CHECK(opp_sum == Approx(1.0).margin(1e-3));
-        CHECK(m->at("time_lost.cache_refill_ns").get<int64_t>() >= 0);
+        CHECK(m->integer(Metric::time_lost_cache_refill_ns) >= 0);
     }
-    const auto busy = [](const json& m) { return m.at("freq_khz.busy").get<int64_t>(); };
+    const auto busy = [](const RunMetrics& m) { return m.integer(Metric::freq_khz_busy); };
     INFO("schedutil busy kHz: same CPU " << busy(same) << ", split " << busy(split));
     // Stacked, CPU 0 is nearly always busy: schedutil runs it at the top.
     CHECK(busy(same) >= 2400000);
@@ -732,8 +732,8 @@ TEST_CASE("end to end: a request/reply pair split over two cores runs at a lower
     // performance: both at fmax, whatever the placement.
     CHECK(busy(same_perf) == kFmax);
     CHECK(busy(split_perf) == kFmax);
-    CHECK(same_perf.at("freq_khz.mean").get<int64_t>() == kFmax);
-    CHECK(split_perf.at("cpu_freq_khz").at(1).get<int64_t>() == kFmax);
+    CHECK(same_perf.integer(Metric::freq_khz_mean) == kFmax);
+    CHECK(split_perf.per_cpu_integers(Metric::cpu_freq_khz).at(1) == kFmax);
     // Split, the pipe data and the reply cross cores: refill is charged; stacked it is not.
-    CHECK(split_perf.at("time_lost.cache_refill_ns").get<int64_t>() > same_perf.at("time_lost.cache_refill_ns").get<int64_t>());
+    CHECK(split_perf.integer(Metric::time_lost_cache_refill_ns) > same_perf.integer(Metric::time_lost_cache_refill_ns));
 }

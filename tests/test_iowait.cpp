@@ -34,7 +34,7 @@ int64_t busy_freq_cpu2(const nlohmann::json& doc) {
     Scenario sc = parse_scenario(doc, "iowait.json");
     RunResult r = run_simulation(make_run_spec(sc, sc.cases[0], sc.policies[0], 1));
     REQUIRE(r.completed);
-    return r.metrics.at("cpu_freq_khz").at(2).get<int64_t>();
+    return r.metrics.per_cpu_integers(Metric::cpu_freq_khz).at(2);
 }
 
 }  // namespace

@@ -26,13 +26,13 @@ std::vector<RunRecord> run_every(const std::string& file) {
 }
 
 // Metrics by "case/policy" (the last seed of each).
-std::map<std::string, nlohmann::json> run_all(const std::string& file) {
-    std::map<std::string, nlohmann::json> out;
+std::map<std::string, RunMetrics> run_all(const std::string& file) {
+    std::map<std::string, RunMetrics> out;
     for (auto& r : run_every(file)) out[r.case_name + "/" + r.policy] = r.result.metrics;
     return out;
 }
 
-double usec(const nlohmann::json& m) { return m.at("usec_per_op").get<double>(); }
+double usec(const RunMetrics& m) { return m.get(Metric::usec_per_op); }
 
 }  // namespace
 
@@ -53,18 +53,18 @@ TEST_CASE("pipe-altra reproduces seed table C ratios within 10% with one Altra p
 TEST_CASE("On the idle Altra the reciprocal-sync pair lives on one CPU: under 1% of wakeups migrate", "[validation]") {
     auto m = run_all("pipe-altra.json");
     const auto& r = m.at("unpinned/reciprocal_sync");
-    CHECK(r.at("migrations.wakeup").get<double>() < 0.01 * r.at("wakeups").get<double>());
-    CHECK(r.at("wakeups.local").get<uint64_t>() > 0);
-    CHECK(r.at("wakeups.ipi").get<uint64_t>() < r.at("wakeups").get<uint64_t>() / 100);
+    CHECK(r.get(Metric::migrations_wakeup) < 0.01 * r.get(Metric::wakeups));
+    CHECK(r.integer(Metric::wakeups_local) > 0);
+    CHECK(r.integer(Metric::wakeups_ipi) < r.integer(Metric::wakeups) / 100);
     // Plain: every wakeup goes to the wakee's idle prev CPU through an IPI; prev is idle, so
     // select_idle_sibling returns it and the wakee does not migrate (kernel-wakeup-path.md T2).
     const auto& p = m.at("unpinned/plain");
-    CHECK(p.at("wakeups.remote").get<uint64_t>() == p.at("wakeups").get<uint64_t>());
-    CHECK(p.at("cpus_busy").get<int>() == 2);
+    CHECK(p.integer(Metric::wakeups_remote) == p.integer(Metric::wakeups));
+    CHECK(p.integer(Metric::cpus_busy) == 2);
     // wake_affine picks the waker's CPU every time; select_idle_sibling overrides it with prev.
-    CHECK(p.at("wakeups.affine").get<uint64_t>() == p.at("wakeups").get<uint64_t>());
-    CHECK(p.at("select.sis_prev").get<uint64_t>() == p.at("wakeups").get<uint64_t>());
-    CHECK(p.at("migrations.wakeup").get<uint64_t>() == 0);
+    CHECK(p.integer(Metric::wakeups_affine) == p.integer(Metric::wakeups));
+    CHECK(p.integer(Metric::select_sis_prev) == p.integer(Metric::wakeups));
+    CHECK(p.integer(Metric::migrations_wakeup) == 0);
 }
 
 TEST_CASE("pipe-kvm reproduces the dev VM's measured pipe figures within 25%", "[validation]") {
@@ -80,8 +80,8 @@ TEST_CASE("pipe-kvm reproduces the dev VM's measured pipe figures within 25%", "
 TEST_CASE("Hackbench shows no material change with the reciprocal-sync patch", "[validation]") {
     auto m = run_all("messaging-altra.json");
     for (const char* c : {"1-group", "4-groups", "8-groups"}) {
-        const double plain = m.at(std::string(c) + "/plain").at("sim_time_ns").get<double>();
-        const double patched = m.at(std::string(c) + "/reciprocal_sync").at("sim_time_ns").get<double>();
+        const double plain = m.at(std::string(c) + "/plain").get(Metric::sim_time_ns);
+        const double patched = m.at(std::string(c) + "/reciprocal_sync").get(Metric::sim_time_ns);
         INFO(c);
         CHECK(patched / plain == Approx(1.0).epsilon(0.15));
     }
@@ -93,7 +93,7 @@ TEST_CASE("messaging-kvm: hackbench on the dev VM within 15% of the measured tim
     std::map<std::string, double> secs, per_msg;
     std::map<std::string, int> n;
     for (auto& r : run_every("messaging-kvm.json")) {
-        secs[r.case_name] += r.result.metrics.at("sim_time_ns").get<double>() / 1e9;
+        secs[r.case_name] += r.result.metrics.get(Metric::sim_time_ns) / 1e9;
         per_msg[r.case_name] += usec(r.result.metrics);
         ++n[r.case_name];
     }
@@ -122,7 +122,7 @@ TEST_CASE("Same scenario and seed give byte-identical JSON; another seed changes
     REQUIRE(runs.size() >= 2);
     // Seeds 1 and 2 of the same case and policy differ.
     CHECK(runs[0].seed != runs[1].seed);
-    CHECK(runs[0].result.metrics.dump() != runs[1].result.metrics.dump());
+    CHECK(runs[0].result.metrics != runs[1].result.metrics);
 }
 
 TEST_CASE("On an E5-2650 a request/reply pair on one CPU is clearly fastest under schedutil, and performance shrinks the gap",
@@ -137,7 +137,7 @@ TEST_CASE("On an E5-2650 a request/reply pair on one CPU is clearly fastest unde
     CHECK((other_p / same_p - 1.0) < 0.5 * (other_s / same_s - 1.0));
     CHECK((smt_p / same_p - 1.0) < 0.5 * (smt_s / same_s - 1.0));
     // The mechanism: split, each CPU is half busy and schedutil lets the package clock fall.
-    CHECK(m.at("other-core/schedutil/plain").at("freq_khz.busy").get<int64_t>() <
-          m.at("same-cpu/schedutil/plain").at("freq_khz.busy").get<int64_t>());
-    CHECK(m.at("other-core/performance/plain").at("freq_khz.busy").get<int64_t>() == 2600000);
+    CHECK(m.at("other-core/schedutil/plain").integer(Metric::freq_khz_busy) <
+          m.at("same-cpu/schedutil/plain").integer(Metric::freq_khz_busy));
+    CHECK(m.at("other-core/performance/plain").integer(Metric::freq_khz_busy) == 2600000);
 }

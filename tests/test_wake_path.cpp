@@ -66,13 +66,13 @@ TEST_CASE("T1: a plain ping-pong on an idle 2-CPU LLC never migrates and every w
     // wakeups when the LLC is idle.)
     const Outcome r = simulate(pingpong(kNoFlags, 200, R"(["plain"])", R"({"warmup_ops": 20})"));
     REQUIRE(r.completed);
-    CHECK(r.n("ops") == 180);
-    REQUIRE(r.n("wakeups") > 300);
-    CHECK(r.n("migrations") == 0);
-    CHECK(r.n("wakeups.local") == 0);
-    CHECK(r.n("wakeups.remote") == r.n("wakeups"));
-    CHECK(r.n("wakeups.ipi") == r.n("wakeups"));
-    CHECK(r.n("select.sis_target") == r.n("wakeups"));
+    CHECK(r.n(Metric::ops) == 180);
+    REQUIRE(r.n(Metric::wakeups) > 300);
+    CHECK(r.n(Metric::migrations) == 0);
+    CHECK(r.n(Metric::wakeups_local) == 0);
+    CHECK(r.n(Metric::wakeups_remote) == r.n(Metric::wakeups));
+    CHECK(r.n(Metric::wakeups_ipi) == r.n(Metric::wakeups));
+    CHECK(r.n(Metric::select_sis_target) == r.n(Metric::wakeups));
     // Both CPUs alternate between idle and busy: symmetric utilisation.
     CHECK(r.util(0) > 0.1);
     CHECK(r.util(1) > 0.1);
@@ -85,7 +85,7 @@ TEST_CASE("T1: the first wakeup goes through wake_affine to the idle prev, and f
     REQUIRE(r.completed);
     // Fork placement put A and B on different CPUs, yet the whole run, start included, counts no
     // migration.
-    CHECK(r.n("migrations") == 0);
+    CHECK(r.n(Metric::migrations) == 0);
     REQUIRE(r.explained());
     const int prev = r.header_cpu("prev=cpu");
     const int this_cpu = r.header_cpu("this_cpu=cpu");
@@ -100,13 +100,13 @@ TEST_CASE("T2: a sync ping-pong on an idle 2-CPU LLC goes back to the idle prev:
           "[wake_path][T2][row15]") {
     const Outcome r = simulate(pingpong(kSync, 200, R"(["plain"])", R"({"warmup_ops": 20})"), "", 5);
     REQUIRE(r.completed);
-    CHECK(r.n("migrations") == 0);
-    CHECK(r.n("wakeups.remote") == r.n("wakeups"));
-    CHECK(r.n("wakeups.ipi") == r.n("wakeups"));
+    CHECK(r.n(Metric::migrations) == 0);
+    CHECK(r.n(Metric::wakeups_remote) == r.n(Metric::wakeups));
+    CHECK(r.n(Metric::wakeups_ipi) == r.n(Metric::wakeups));
     // wake_affine_idle picks this_cpu (sync, waker alone), but the waker is running there, so
     // select_idle_sibling step 2 returns the idle prev.
-    CHECK(r.n("select.sis_prev") == r.n("wakeups"));
-    CHECK(r.n("select.sis_target") == 0);
+    CHECK(r.n(Metric::select_sis_prev) == r.n(Metric::wakeups));
+    CHECK(r.n(Metric::select_sis_target) == 0);
     CHECK(r.said("wake_affine_idle: sync and the waker is alone"));
     CHECK(r.said("busy"));
     CHECK(r.said("is idle and shares the LLC -> prev"));
@@ -117,21 +117,21 @@ TEST_CASE("T2: perf bench sched pipe on the 2-vCPU guest does not migrate in ste
     const Outcome r = simulate(doc(R"({"machine": "kvm-2vcpu", "workload": {"kind": "pipe", "loops": 500},
                                        "policies": ["plain"], "run": {"warmup_ops": 50}})"));
     REQUIRE(r.completed);
-    CHECK(r.n("ops") == 450);
-    CHECK(r.n("migrations") == 0);
-    CHECK(r.n("wakeups.local") == 0);
-    CHECK(r.n("wakeups.ipi") == r.n("wakeups"));
-    CHECK(r.n("select.sis_prev") == r.n("wakeups"));
+    CHECK(r.n(Metric::ops) == 450);
+    CHECK(r.n(Metric::migrations) == 0);
+    CHECK(r.n(Metric::wakeups_local) == 0);
+    CHECK(r.n(Metric::wakeups_ipi) == r.n(Metric::wakeups));
+    CHECK(r.n(Metric::select_sis_prev) == r.n(Metric::wakeups));
 }
 
 TEST_CASE("T3: a pair that starts stacked on CPU0 migrates exactly once, then stays spread", "[wake_path][T3]") {
     const json d = pingpong_stacked(kNoFlags, 100, R"(["plain"])");
     const Outcome r = simulate(d);
     REQUIRE(r.completed);
-    CHECK(r.n("migrations") == 1);
-    CHECK(r.n("migrations.wakeup") == 1);
-    CHECK(r.n("select.sis_scan") == 1);
-    CHECK(r.n("wakeups.ipi") == r.n("wakeups"));
+    CHECK(r.n(Metric::migrations) == 1);
+    CHECK(r.n(Metric::migrations_wakeup) == 1);
+    CHECK(r.n(Metric::select_sis_scan) == 1);
+    CHECK(r.n(Metric::wakeups_ipi) == r.n(Metric::wakeups));
 
     // First wake: prev == this_cpu skips wake_affine; CPU0 is busy, so the scan finds CPU1.
     const Outcome w1 = simulate(d, "", 1);
@@ -148,22 +148,22 @@ TEST_CASE("T4: WF_CURRENT_CPU keeps a ping-pong pair on one CPU with local wakeu
     SECTION("from T3's start (both on CPU0): no migration at all") {
         const Outcome r = simulate(pingpong_stacked(kNoFlags, 100, R"(["wf_current_cpu"])"));
         REQUIRE(r.completed);
-        CHECK(r.n("ops") == 100);
-        CHECK(r.n("migrations") == 0);
-        CHECK(r.n("wakeups.remote") == 0);
-        CHECK(r.n("wakeups.ipi") == 0);
-        CHECK(r.n("ipis") == 0);
-        CHECK(r.n("select.current_cpu") > 0);
+        CHECK(r.n(Metric::ops) == 100);
+        CHECK(r.n(Metric::migrations) == 0);
+        CHECK(r.n(Metric::wakeups_remote) == 0);
+        CHECK(r.n(Metric::wakeups_ipi) == 0);
+        CHECK(r.n(Metric::ipis) == 0);
+        CHECK(r.n(Metric::select_current_cpu) > 0);
         // Wakeups either short-circuit to this_cpu or find the wakee still queued (no placement).
-        CHECK(r.n("select.current_cpu") + r.n("wakeups.no_placement") == r.n("wakeups"));
+        CHECK(r.n(Metric::select_current_cpu) + r.n(Metric::wakeups_no_placement) == r.n(Metric::wakeups));
         CHECK(r.util(0) > 0.95);
     }
     SECTION("from T1's start (spread): the first wakeup pulls the pair together, then it is stable") {
         const Outcome r = simulate(pingpong(kNoFlags, 200, R"(["wf_current_cpu"])"));
         REQUIRE(r.completed);
-        CHECK(r.n("migrations") == 1);
-        CHECK(r.n("wakeups.remote") == 0);
-        CHECK(r.n("ipis") == 0);
+        CHECK(r.n(Metric::migrations) == 1);
+        CHECK(r.n(Metric::wakeups_remote) == 0);
+        CHECK(r.n(Metric::ipis) == 0);
         CHECK(std::max(r.util(0), r.util(1)) > 0.95);
         CHECK(std::min(r.util(0), r.util(1)) < 0.05);
     }
@@ -173,9 +173,9 @@ TEST_CASE("T5: reciprocal_sync stacks a non-SMT sync pair on the waker's CPU aft
     const json d = pingpong(kSync, 200, R"(["plain", "reciprocal_sync"])");
     const Outcome r = simulate(d, "reciprocal_sync");
     REQUIRE(r.completed);
-    CHECK(r.n("migrations") == 1);
-    CHECK(r.n("select.policy_affine") > 0);
-    CHECK(r.n("wakeups.remote") <= 1);  // only the first wake, before the pair has met
+    CHECK(r.n(Metric::migrations) == 1);
+    CHECK(r.n(Metric::select_policy_affine) > 0);
+    CHECK(r.n(Metric::wakeups_remote) <= 1);  // only the first wake, before the pair has met
     CHECK(std::max(r.util(0), r.util(1)) > 0.95);
 
     // Wake 1 (B wakes A): A's last_wakee is not B yet, so the normal path returns A's idle prev.
@@ -197,8 +197,8 @@ TEST_CASE("T5: reciprocal_sync stacks a non-SMT sync pair on the waker's CPU aft
 
     // The same pair under plain stays spread.
     const Outcome p = simulate(d, "plain");
-    CHECK(p.n("migrations") == 0);
-    CHECK(p.n("select.policy_affine") == 0);
+    CHECK(p.n(Metric::migrations) == 0);
+    CHECK(p.n(Metric::select_policy_affine) == 0);
 }
 
 TEST_CASE("T5: reciprocal_sync never fires on an SMT machine", "[wake_path][T5][row41]") {
@@ -207,14 +207,14 @@ TEST_CASE("T5: reciprocal_sync never fires on an SMT machine", "[wake_path][T5][
     const Outcome plain = simulate(d, "plain");
     const Outcome rs = simulate(d, "reciprocal_sync");
     REQUIRE(rs.completed);
-    CHECK(rs.n("select.policy_affine") == 0);
+    CHECK(rs.n(Metric::select_policy_affine) == 0);
     CHECK(rs.m == plain.m);
 }
 
 TEST_CASE("T5: reciprocal_sync ignores wakeups without WF_SYNC", "[wake_path][T5][row41]") {
     const json d = pingpong(kNoFlags, 100, R"(["plain", "reciprocal_sync"])");
     const Outcome rs = simulate(d, "reciprocal_sync");
-    CHECK(rs.n("select.policy_affine") == 0);
+    CHECK(rs.n(Metric::select_policy_affine) == 0);
     CHECK(rs.m == simulate(d, "plain").m);
 }
 
@@ -301,9 +301,9 @@ TEST_CASE("T7: a 1:N dispatcher whose workers only wake it back is never wake_wi
     // Each worker's last_wakee is always D: its flips stay at 1, below llc_size.
     const Outcome r = simulate(dispatcher(false));
     REQUIRE(r.completed);
-    CHECK(r.n("ops") == 4);
-    CHECK(r.n("wakeups") == 4 * 8 * 2);
-    CHECK(r.n("wakeups.wide") == 0);
+    CHECK(r.n(Metric::ops) == 4);
+    CHECK(r.n(Metric::wakeups) == 4 * 8 * 2);
+    CHECK(r.n(Metric::wakeups_wide) == 0);
 }
 
 TEST_CASE("T7: when the workers flip too, wake_wide turns want_affine off and placement starts from prev",
@@ -311,8 +311,8 @@ TEST_CASE("T7: when the workers flip too, wake_wide turns want_affine off and pl
     const json d = dispatcher(true);
     const Outcome r = simulate(d);
     REQUIRE(r.completed);
-    CHECK(r.n("wakeups") >= 4 * 8 * 2);
-    CHECK(r.n("wakeups.wide") > 0);
+    CHECK(r.n(Metric::wakeups) >= 4 * 8 * 2);
+    CHECK(r.n(Metric::wakeups_wide) > 0);
     // Within the first round a worker (flips 2: it woke the sink, then D) wakes D once D's flips
     // reach 4: the first wide wakeup. Its path: no wake_affine; select_idle_sibling starts from prev.
     int first_wide = 0;
@@ -351,10 +351,10 @@ TEST_CASE("T8: a per-CPU kthread alone on prev stacks the woken task on its CPU 
     const Outcome r = simulate(io_completion(true), "", 1);
     CHECK(r.said("waker is a per-CPU kthread alone on prev -> prev"));
     CHECK(r.result_line() == "result: cpu2 (no migration)");
-    CHECK(r.n("select.sis_kthread") == 1);
+    CHECK(r.n(Metric::select_sis_kthread) == 1);
     // An ordinary pinned waker does not get this: the scan moves P to the next idle CPU.
     const Outcome o = simulate(io_completion(false), "", 1);
-    CHECK(o.n("select.sis_kthread") == 0);
+    CHECK(o.n(Metric::select_sis_kthread) == 0);
     CHECK(o.result_line() == "result: cpu3 (migration from cpu2)");
 }
 
@@ -370,11 +370,12 @@ TEST_CASE("Row 3: a task pinned to one CPU skips the fair class and always wakes
       "policies": ["plain"]})");
     const Outcome r = simulate(d, "", 2);
     REQUIRE(r.completed);
-    CHECK(r.n("migrations") == 0);
-    CHECK(r.n("select.pinned") == r.n("wakeups") - r.n("wakeups.no_placement"));
-    CHECK(r.n("select.pinned") > 0);
-    for (const char* k : {"select.sis_target", "select.sis_prev", "select.sis_scan", "select.sis_fallback",
-                          "select.sis_recent", "select.current_cpu", "select.slow_path"})
+    CHECK(r.n(Metric::migrations) == 0);
+    CHECK(r.n(Metric::select_pinned) == r.n(Metric::wakeups) - r.n(Metric::wakeups_no_placement));
+    CHECK(r.n(Metric::select_pinned) > 0);
+    for (Metric k : {Metric::select_sis_target, Metric::select_sis_prev, Metric::select_sis_scan,
+                     Metric::select_sis_fallback, Metric::select_sis_recent, Metric::select_current_cpu,
+                     Metric::select_slow_path})
         CHECK(r.n(k) == 0);
     CHECK(r.said("one allowed CPU: fair class not consulted"));
     CHECK_FALSE(r.said("select_task_rq_fair"));
@@ -402,14 +403,14 @@ TEST_CASE("Row 5: WF_CURRENT_CPU is ignored when the waker's CPU is not allowed 
     const Outcome a = simulate(current_cpu_wake(""), "", 1);
     CHECK(a.said("WF_CURRENT_CPU and this_cpu allowed -> cpu0"));
     CHECK(a.result_line() == "result: cpu0 (migration from cpu1)");
-    CHECK(a.n("select.current_cpu") == 1);
+    CHECK(a.n(Metric::select_current_cpu) == 1);
     // Not allowed: the normal path runs, and since this_cpu is not allowed want_affine is off too
     // (row 8), so the target is prev, which is idle.
     const Outcome n = simulate(current_cpu_wake(R"("cpus": "1-3", )"), "", 1);
     CHECK_FALSE(n.said("WF_CURRENT_CPU and this_cpu allowed"));
     CHECK(n.said("want_affine=no"));
     CHECK(n.result_line() == "result: cpu1 (no migration)");
-    CHECK(n.n("select.current_cpu") == 0);
+    CHECK(n.n(Metric::select_current_cpu) == 0);
 }
 
 namespace {
@@ -438,14 +439,14 @@ TEST_CASE("Row 9: across NUMA nodes at distance 32 there is no wake_affine and t
     CHECK_FALSE(far.said("wake_affine("));
     CHECK(far.said("select_idle_sibling(prev=cpu2, target=cpu2)"));
     CHECK(far.result_line() == "result: cpu2 (no migration)");
-    CHECK(far.n("migrations") == 0);
+    CHECK(far.n(Metric::migrations) == 0);
     // At distance 21 the NUMA domain keeps SD_WAKE_AFFINE: the sync wake pulls P to the waker's
     // node, where the scan finds CPU1 (prev is idle but in another LLC).
     const Outcome near = simulate(cross_node(21), "", 1);
     CHECK(near.said("domain NUMA spans prev: wake_affine(sync=1)"));
     CHECK(near.said("prev cpu2 idle but not cache-affine"));
     CHECK(near.result_line() == "result: cpu1 (migration from cpu2)");
-    CHECK(near.n("migrations.cross_numa") == 1);
+    CHECK(near.n(Metric::migrations_cross_numa) == 1);
 }
 
 namespace {
@@ -469,13 +470,13 @@ TEST_CASE("Row 17: a CPU running only a SCHED_IDLE task counts as idle and the w
     const Outcome r = simulate(next_to_hog("idle"), "", 1);
     CHECK(r.said("select_idle_cpu (idle-cpu scan"));
     CHECK(r.result_line() == "result: cpu1 (migration from cpu0)");
-    CHECK(r.n("preemptions") == 1);
-    CHECK(r.n("wake_latency_ns.max") < 10000);
+    CHECK(r.n(Metric::preemptions) == 1);
+    CHECK(r.n(Metric::wake_latency_ns_max) < 10000);
     // With a normal hog on CPU1 the LLC is full and P waits behind W on CPU0.
     const Outcome n = simulate(next_to_hog("normal"), "", 1);
     CHECK(n.said("select_idle_cpu found nothing"));
     CHECK(n.result_line() == "result: cpu0 (no migration)");
-    CHECK(n.n("wake_latency_ns.max") > 40000);
+    CHECK(n.n(Metric::wake_latency_ns_max) > 40000);
 }
 
 TEST_CASE("Row 19: an idle recent_used_cpu is taken before the idle-CPU scan", "[wake_path][row19]") {
@@ -497,7 +498,7 @@ TEST_CASE("Row 19: an idle recent_used_cpu is taken before the idle-CPU scan", "
     CHECK(r.said("recent_used_cpu cpu3 is idle -> recent"));
     CHECK_FALSE(r.said("select_idle_cpu"));
     CHECK(r.result_line() == "result: cpu3 (migration from cpu0)");
-    CHECK(r.n("select.sis_recent") == 1);
+    CHECK(r.n(Metric::select_sis_recent) == 1);
 }
 
 TEST_CASE("Row 20: with no idle core an idle SMT sibling of prev is picked before the LLC scan", "[wake_path][row20][row21]") {
@@ -528,7 +529,7 @@ TEST_CASE("Row 20: with no idle core an idle SMT sibling of prev is picked befor
     CHECK(w2.said("wakee P2 prev=cpu0"));
     CHECK(w2.said("no idle core; prev's SMT sibling cpu1 idle -> sibling"));
     CHECK(w2.result_line() == "result: cpu1 (migration from cpu0)");
-    CHECK(w2.n("select.sis_smt") == 1);
+    CHECK(w2.n(Metric::select_sis_smt) == 1);
 }
 
 namespace {
@@ -591,7 +592,7 @@ TEST_CASE("Row 26: in a fully busy LLC a sync wakee stacks on the waker's CPU an
     CHECK(p.said("wake_affine_idle: no decision"));
     CHECK(p.said("fallback: target -> cpu1"));
     CHECK(p.result_line() == "result: cpu1 (no migration)");
-    CHECK(p.n("select.sis_fallback") == 1);
+    CHECK(p.n(Metric::select_sis_fallback) == 1);
 }
 
 TEST_CASE("Row 27: on big.LITTLE a task that fits neither littles nor mids skips them for the idle big CPU",
@@ -614,32 +615,32 @@ TEST_CASE("Row 27: on big.LITTLE a task that fits neither littles nor mids skips
     CHECK(r.said("wakee P prev=cpu4 waker=W this_cpu=cpu1"));
     CHECK(r.said("select_idle_capacity -> cpu7"));
     CHECK(r.result_line() == "result: cpu7 (migration from cpu4)");
-    CHECK(r.n("select.sis_capacity") == 1);
+    CHECK(r.n(Metric::select_sis_capacity) == 1);
 }
 
 TEST_CASE("Row 28: IPIs: none for a local wakeup, one for an idle CPU in the LLC, none for a busy one, one across LLCs",
           "[wake_path][row28]") {
     SECTION("local wakeups (WF_CURRENT_CPU pair) send no IPI") {
         const Outcome r = simulate(pingpong_stacked(kNoFlags, 50, R"(["wf_current_cpu"])"));
-        CHECK(r.n("wakeups.remote") == 0);
-        CHECK(r.n("ipis") == 0);
+        CHECK(r.n(Metric::wakeups_remote) == 0);
+        CHECK(r.n(Metric::ipis) == 0);
     }
     SECTION("a wakeup to an idle CPU in the LLC goes through its wake list with an IPI") {
         const Outcome r = simulate(pingpong(kNoFlags, 50, R"(["plain"])"));
-        CHECK(r.n("wakeups.ipi") == r.n("wakeups"));
-        CHECK(r.n("ipis") == r.n("wakeups"));
+        CHECK(r.n(Metric::wakeups_ipi) == r.n(Metric::wakeups));
+        CHECK(r.n(Metric::ipis) == r.n(Metric::wakeups));
     }
     SECTION("a wakeup to a busy CPU in the LLC is a direct remote enqueue") {
         const Outcome r = simulate(full_llc(kNoFlags, R"({"WA_WEIGHT": false})"));
-        CHECK(r.n("wakeups.remote") == 1);
-        CHECK(r.n("wakeups.ipi") == 0);
-        CHECK(r.n("ipis") == 0);
+        CHECK(r.n(Metric::wakeups_remote) == 1);
+        CHECK(r.n(Metric::wakeups_ipi) == 0);
+        CHECK(r.n(Metric::ipis) == 0);
     }
     SECTION("a wakeup to a busy CPU in another LLC still uses the wake list and an IPI") {
         const Outcome r = simulate(cross_node(32, true), "", 1);
         CHECK(r.result_line() == "result: cpu2 (no migration)");
-        CHECK(r.n("wakeups.remote") == 1);
-        CHECK(r.n("wakeups.ipi") == 1);
+        CHECK(r.n(Metric::wakeups_remote) == 1);
+        CHECK(r.n(Metric::wakeups_ipi) == 1);
     }
 }
 
@@ -649,6 +650,6 @@ TEST_CASE("Row 32: fork placement spreads tasks without counting migrations", "[
       "policies": ["plain"]})"));
     REQUIRE(r.completed);
     for (int c = 0; c < 4; ++c) CHECK(r.util(c) > 0.9);
-    CHECK(r.n("migrations") == 0);
-    CHECK(r.n("wakeups") == 0);
+    CHECK(r.n(Metric::migrations) == 0);
+    CHECK(r.n(Metric::wakeups) == 0);
 }

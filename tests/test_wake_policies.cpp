@@ -61,11 +61,11 @@ TEST_CASE("wf_sync adds WF_SYNC at sync-capable sites only", "[policies][wf_sync
     CHECK(plain.said("flags=WF_TTWU"));
     CHECK_FALSE(plain.said("WF_SYNC"));
     CHECK(sync.said("flags=WF_TTWU|WF_SYNC"));
-    CHECK(plain.n("select.sis_target") == plain.n("wakeups"));
-    CHECK(sync.n("select.sis_prev") == sync.n("wakeups"));
+    CHECK(plain.n(Metric::select_sis_target) == plain.n(Metric::wakeups));
+    CHECK(sync.n(Metric::select_sis_prev) == sync.n(Metric::wakeups));
     // Neither stacks the pair on an idle LLC.
-    CHECK(plain.n("migrations") == 0);
-    CHECK(sync.n("migrations") == 0);
+    CHECK(plain.n(Metric::migrations) == 0);
+    CHECK(sync.n(Metric::migrations) == 0);
 
     // A site that is not sync-capable is left alone.
     json other = d;
@@ -77,7 +77,7 @@ TEST_CASE("wf_current_cpu only changes request and reply sites", "[policies][wf_
     json d = request_reply("[]", 50, "5us", R"(["plain", "wf_current_cpu"])");
     for (const char* ch : {"req", "rep"}) d["workload"]["channels"][ch]["wake"]["role"] = "generic";
     const Outcome w = simulate(d, "wf_current_cpu");
-    CHECK(w.n("select.current_cpu") == 0);
+    CHECK(w.n(Metric::select_current_cpu) == 0);
     CHECK(w.m == simulate(d, "plain").m);
 }
 
@@ -92,7 +92,7 @@ TEST_CASE("Row 42: seesaw leaves unmarked tasks on the normal path under every v
     for (const char* v : {"one_bit", "two_bits", "pair_id", "time_window"}) {
         INFO("variant " << v);
         const Outcome s = simulate(d, v);
-        CHECK(s.n("select.policy_early") == 0);
+        CHECK(s.n(Metric::select_policy_early) == 0);
         CHECK(s.m == plain.m);
     }
 }
@@ -103,18 +103,18 @@ TEST_CASE("Row 42: seesaw one_bit and pair_id pull both directions of a marked p
     const json d = doc(R"({"machine": )" + flat(4) + R"(, "workload": {"kind": "pipe", "loops": 200},
                            "policies": )" + kSeesawVariants + "}");
     const Outcome plain = simulate(d, "plain");
-    CHECK(plain.n("select.policy_early") == 0);
-    CHECK(plain.n("ipis") == plain.n("wakeups"));
+    CHECK(plain.n(Metric::select_policy_early) == 0);
+    CHECK(plain.n(Metric::ipis) == plain.n(Metric::wakeups));
     for (const char* v : {"one_bit", "pair_id"}) {
         INFO("variant " << v);
         const Outcome s = simulate(d, v);
         REQUIRE(s.completed);
-        CHECK(s.n("select.policy_early") > 0);
+        CHECK(s.n(Metric::select_policy_early) > 0);
         // Every wakeup is the rule's or finds the wakee still queued: nothing reaches the fair path.
-        CHECK(s.n("select.policy_early") + s.n("wakeups.no_placement") == s.n("wakeups"));
-        CHECK(s.n("wakeups.remote") == 0);
-        CHECK(s.n("ipis") == 0);
-        CHECK(s.n("migrations") <= 1);
+        CHECK(s.n(Metric::select_policy_early) + s.n(Metric::wakeups_no_placement) == s.n(Metric::wakeups));
+        CHECK(s.n(Metric::wakeups_remote) == 0);
+        CHECK(s.n(Metric::ipis) == 0);
+        CHECK(s.n(Metric::migrations) <= 1);
         CHECK(std::max(s.util(0), s.util(1)) > 0.95);
     }
 }
@@ -125,8 +125,8 @@ TEST_CASE("Row 42: seesaw two_bits pulls only the requester to the processing th
                            "policies": )" + kSeesawVariants + "}");
     const Outcome s = simulate(d, "two_bits");
     REQUIRE(s.completed);
-    CHECK(s.n("select.policy_early") > 0);
-    CHECK(s.n("select.policy_early") <= s.n("ops"));
+    CHECK(s.n(Metric::select_policy_early) > 0);
+    CHECK(s.n(Metric::select_policy_early) <= s.n(Metric::ops));
     int requests = 0, replies = 0;
     for (uint64_t nth = 1; nth <= 12; ++nth) {
         const Outcome w = simulate(d, "two_bits", nth);
@@ -147,11 +147,11 @@ TEST_CASE("Row 42: seesaw time_window applies only within the window after the r
     const std::string pols = R"([{"name": "window40", "use": "seesaw", "params": {"variant": "time_window", "window": "40ms"}}])";
     // Fast server: every reply comes well within 40 ms of the requester's mark.
     const Outcome fast = simulate(request_reply("[]", 6, "20us", pols), "window40");
-    CHECK(fast.n("select.policy_early") > 0);
+    CHECK(fast.n(Metric::select_policy_early) > 0);
     // Slow server (50 ms per request): the mark has expired by the reply.
     const Outcome slow = simulate(request_reply("[]", 6, "50ms", pols, R"("kvm-2vcpu")", "", R"({"duration": "1s"})"), "window40");
     REQUIRE(slow.completed);
-    CHECK(slow.n("select.policy_early") == 0);
+    CHECK(slow.n(Metric::select_policy_early) == 0);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -164,8 +164,8 @@ TEST_CASE("Row 41: reciprocal_sync does not fire when the waker is not alone on 
                                   {"name": "s1", "cpus": "1", "program": [{"loop": 0, "do": [{"run": "1ms"}]}]})";
     const Outcome r = simulate(request_reply(R"(["WF_SYNC"])", 20, "5us", R"(["reciprocal_sync"])", R"("kvm-2vcpu")", spin,
                                              R"({"duration": "400ms"})"));
-    CHECK(r.n("ops") == 20);
-    CHECK(r.n("select.policy_affine") == 0);
+    CHECK(r.n(Metric::ops) == 20);
+    CHECK(r.n(Metric::select_policy_affine) == 0);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -187,12 +187,12 @@ TEST_CASE("migrate_disable_wait: a waiting requester is woken where it slept and
           "[policies][migrate_disable_wait]") {
     const json d = requester_next_to_hog(R"(["plain", "migrate_disable_wait"])");
     const Outcome plain = simulate(d, "plain");
-    CHECK(plain.n("ops") == 50);
-    CHECK(plain.n("migrations") >= 1);  // plain lets the requester escape the hog
+    CHECK(plain.n(Metric::ops) == 50);
+    CHECK(plain.n(Metric::migrations) >= 1);  // plain lets the requester escape the hog
     const Outcome md = simulate(d, "migrate_disable_wait");
-    CHECK(md.n("ops") == 50);
-    CHECK(md.n("migrations") == 0);
-    CHECK(md.n("select.pinned") > 0);
+    CHECK(md.n(Metric::ops) == 50);
+    CHECK(md.n(Metric::migrations) == 0);
+    CHECK(md.n(Metric::select_pinned) > 0);
     // A reply wake of the requester that needs a placement skips the fair class.
     bool saw = false;
     for (uint64_t nth = 1; nth <= 30 && !saw; ++nth) {
@@ -213,19 +213,19 @@ TEST_CASE("prev_cpu: always returns the wakee's prev; if_idle only when prev is 
     // placement is the rule's.
     const json busy = requester_next_to_hog(pols);
     const Outcome always = simulate(busy, "prev_cpu");
-    CHECK(always.n("ops") == 50);
-    CHECK(always.n("migrations") == 0);
-    CHECK(always.n("select.policy_early") > 0);
-    CHECK(always.n("select.policy_early") + always.n("wakeups.no_placement") == always.n("wakeups"));
+    CHECK(always.n(Metric::ops) == 50);
+    CHECK(always.n(Metric::migrations) == 0);
+    CHECK(always.n(Metric::select_policy_early) > 0);
+    CHECK(always.n(Metric::select_policy_early) + always.n(Metric::wakeups_no_placement) == always.n(Metric::wakeups));
     // "if_idle" does not keep the requester next to the hog: its prev is busy, so the kernel path
     // runs and the requester escapes as under plain.
     const Outcome if_idle = simulate(busy, "prev_if_idle");
-    CHECK(if_idle.n("select.policy_early") < always.n("select.policy_early"));
-    CHECK(if_idle.n("migrations") >= 1);
+    CHECK(if_idle.n(Metric::select_policy_early) < always.n(Metric::select_policy_early));
+    CHECK(if_idle.n(Metric::migrations) >= 1);
     // On an idle machine every prev is idle when its task is woken: "if_idle" takes every wakeup.
     const Outcome idle = simulate(request_reply("[]", 50, "5us", pols), "prev_if_idle");
-    CHECK(idle.n("migrations") == 0);
-    CHECK(idle.n("select.policy_early") == idle.n("wakeups"));
+    CHECK(idle.n(Metric::migrations) == 0);
+    CHECK(idle.n(Metric::select_policy_early) == idle.n(Metric::wakeups));
 }
 
 TEST_CASE("sched_idle_server: a CPU running only the server counts as idle for placement", "[policies][sched_idle_server][row17]") {
@@ -241,7 +241,7 @@ TEST_CASE("sched_idle_server: a CPU running only the server counts as idle for p
     CHECK(plain.said("result: cpu0 (no migration)"));
     const Outcome si = simulate(d, "sched_idle_server", 1);
     CHECK(si.said("result: cpu1 (migration from cpu0)"));
-    CHECK(si.n("preemptions") >= 1);
+    CHECK(si.n(Metric::preemptions) >= 1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -252,9 +252,9 @@ TEST_CASE("Every wakeup is counted as local or remote, as ttwu_stat does", "[wak
     // reached schedule() (ttwu_runnable): those are local wakeups too.
     const Outcome r = simulate(request_reply("[]", 100, "5us", R"(["wf_current_cpu"])"));
     REQUIRE(r.completed);
-    CHECK(r.n("wakeups.no_placement") > 0);
-    CHECK(r.n("wakeups.local") + r.n("wakeups.remote") == r.n("wakeups"));
-    CHECK(r.n("wakeups.remote") == 0);
+    CHECK(r.n(Metric::wakeups_no_placement) > 0);
+    CHECK(r.n(Metric::wakeups_local) + r.n(Metric::wakeups_remote) == r.n(Metric::wakeups));
+    CHECK(r.n(Metric::wakeups_remote) == 0);
 }
 
 TEST_CASE("A busy messaging run with hogs keeps the scheduler's invariants and consumes every message",
@@ -267,7 +267,7 @@ TEST_CASE("A busy messaging run with hogs keeps the scheduler's invariants and c
         const Outcome r = simulate(d, p);  // check_invariants throws on a violation
         // The receivers read every message (2 groups x 4 senders x 4 receivers x 20 loops).
         REQUIRE(r.completed);
-        CHECK(r.n("ops") == 2 * 4 * 4 * 20);
+        CHECK(r.n(Metric::ops) == 2 * 4 * 4 * 20);
         // CPU time adds up: no CPU busier than the window, and at most 32 CPUs' worth in all.
         double sum = 0;
         for (int c = 0; c < 32; ++c) {
@@ -276,15 +276,16 @@ TEST_CASE("A busy messaging run with hogs keeps the scheduler's invariants and c
             sum += r.util(c);
         }
         CHECK(sum <= 32.0);
-        CHECK(r.m.at("cpu_util.sum").get<double>() == Approx(sum).margin(1e-4));
-        CHECK(r.n("wakeups.local") + r.n("wakeups.remote") == r.n("wakeups"));
-        CHECK(r.n("migrations") == r.n("migrations.wakeup") + r.n("migrations.balance") + r.n("migrations.newidle") +
-                                       r.n("migrations.active"));
-        CHECK(r.n("select.pinned") + r.n("select.policy_early") + r.n("select.current_cpu") +
-                  r.n("select.policy_affine") + r.n("select.sis_target") + r.n("select.sis_prev") +
-                  r.n("select.sis_kthread") + r.n("select.sis_recent") + r.n("select.sis_capacity") +
-                  r.n("select.sis_smt") + r.n("select.sis_scan") + r.n("select.sis_fallback") + r.n("select.slow_path") ==
-              r.n("wakeups") - r.n("wakeups.no_placement"));
+        CHECK(r.m.get(Metric::cpu_util_sum) == Approx(sum).margin(1e-4));
+        CHECK(r.n(Metric::wakeups_local) + r.n(Metric::wakeups_remote) == r.n(Metric::wakeups));
+        CHECK(r.n(Metric::migrations) == r.n(Metric::migrations_wakeup) + r.n(Metric::migrations_balance) +
+                                             r.n(Metric::migrations_newidle) + r.n(Metric::migrations_active));
+        CHECK(r.n(Metric::select_pinned) + r.n(Metric::select_policy_early) + r.n(Metric::select_current_cpu) +
+                  r.n(Metric::select_policy_affine) + r.n(Metric::select_sis_target) + r.n(Metric::select_sis_prev) +
+                  r.n(Metric::select_sis_kthread) + r.n(Metric::select_sis_recent) + r.n(Metric::select_sis_capacity) +
+                  r.n(Metric::select_sis_smt) + r.n(Metric::select_sis_scan) + r.n(Metric::select_sis_fallback) +
+                  r.n(Metric::select_slow_path) ==
+              r.n(Metric::wakeups) - r.n(Metric::wakeups_no_placement));
     }
 }
 
@@ -294,7 +295,7 @@ TEST_CASE("The same scenario and seed give identical metrics", "[wake_path][dete
       "policies": ["plain"], "run": {"seeds": [7]}})");
     const Outcome a = simulate(d);
     const Outcome b = simulate(d);
-    CHECK(a.m.dump() == b.m.dump());
+    CHECK(a.m == b.m);
 }
 
 TEST_CASE("run_scenario gives the same results with one job and with two", "[wake_path][determinism]") {
@@ -316,10 +317,10 @@ TEST_CASE("run_scenario gives the same results with one job and with two", "[wak
         CHECK(r1[i].case_name == r2[i].case_name);
         CHECK(r1[i].policy == r2[i].policy);
         CHECK(r1[i].seed == r2[i].seed);
-        CHECK(r1[i].result.metrics.dump() == r2[i].result.metrics.dump());
+        CHECK(r1[i].result.metrics == r2[i].result.metrics);
     }
     // Different seeds are different samples (fork spacing and cost jitter are seeded).
-    CHECK(r1[0].result.metrics.dump() != r1[1].result.metrics.dump());
+    CHECK(r1[0].result.metrics != r1[1].result.metrics);
 }
 
 // ---------------------------------------------------------------------------------------------

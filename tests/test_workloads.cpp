@@ -84,10 +84,10 @@ TEST_CASE("A used-up slice ends at the next tick, not at the task's own step bou
         INFO("step " << step);
         const Outcome hz250 = simulate(two_hogs_on_cpu0(step, 250));
         const Outcome hz1000 = simulate(two_hogs_on_cpu0(step, 1000));
-        CHECK(hz250.n("preemptions") >= 48);  // 200 ms / 4 ms, less the first period
-        CHECK(hz250.n("preemptions") <= 51);
-        CHECK(hz1000.n("preemptions") >= 98);  // 200 ms / 2 ms
-        CHECK(hz1000.n("preemptions") <= 101);
+        CHECK(hz250.n(Metric::preemptions) >= 48);  // 200 ms / 4 ms, less the first period
+        CHECK(hz250.n(Metric::preemptions) <= 51);
+        CHECK(hz1000.n(Metric::preemptions) >= 98);  // 200 ms / 2 ms
+        CHECK(hz1000.n(Metric::preemptions) <= 101);
     }
 }
 
@@ -97,7 +97,7 @@ TEST_CASE("Without RUN_TO_PARITY the running task is protected for one normalise
     // eligible one, takes the CPU: a switch every 1 ms tick instead of every 2 ms.
     const Outcome parity = simulate(two_hogs_on_cpu0("50us", 1000, true));
     const Outcome no_parity = simulate(two_hogs_on_cpu0("50us", 1000, false));
-    CHECK(parity.n("preemptions") <= 101);
-    CHECK(no_parity.n("preemptions") >= 195);
-    CHECK(no_parity.n("preemptions") <= 201);
+    CHECK(parity.n(Metric::preemptions) <= 101);
+    CHECK(no_parity.n(Metric::preemptions) >= 195);
+    CHECK(no_parity.n(Metric::preemptions) <= 201);
 }

@@ -1,0 +1,351 @@
+#include "metrics/metric_table.h"
+
+#include <cmath>
+#include <iterator>
+
+#include "metrics/run_metrics.h"
+#include "topology/topology.h"
+
+namespace wakesim {
+
+namespace {
+
+using K = MetricKind;
+using T = MetricType;
+using B = Better;
+using G = MetricGroup;
+
+constexpr MetricShown kRunOnly{};
+constexpr MetricShown kSummary{true, {}};
+constexpr MetricShown column(int col, const char* header, int precision, double divisor = 1) {
+    return {false, {col, header, precision, divisor}};
+}
+constexpr MetricShown summary_column(int col, const char* header, int precision, double divisor = 1) {
+    return {true, {col, header, precision, divisor}};
+}
+
+// Sources of values.
+template <uint64_t Counters::*F>
+MetricValue count(const RunInputs& in) {
+    return static_cast<int64_t>(in.m.c.*F);
+}
+template <SelectOutcome O>
+MetricValue select_count(const RunInputs& in) {
+    return static_cast<int64_t>(in.m.c.outcomes[static_cast<size_t>(O)]);
+}
+template <MigrationCause C>
+MetricValue migrations_by(const RunInputs& in) {
+    return static_cast<int64_t>(in.m.c.migrations_by_cause[static_cast<size_t>(C)]);
+}
+template <CpuDistance D>
+MetricValue migrations_at(const RunInputs& in) {
+    return static_cast<int64_t>(in.m.c.migrations_by_distance[static_cast<size_t>(D)]);
+}
+double per_sec(const RunInputs& in, double amount) {
+    return in.window > 0 ? amount * 1e9 / static_cast<double>(in.window) : 0.0;
+}
+double util(const RunInputs& in, size_t cpu) {
+    return in.window > 0 ? static_cast<double>(in.busy_ns[cpu]) / static_cast<double>(in.window) : 0.0;
+}
+
+// clang-format off
+constexpr MetricDef kRows[] = {
+    // ---- throughput
+    {Metric::ops, "ops", "count", K::counter, T::integer, B::higher, G::throughput, kRunOnly,
+     &count<&Counters::ops>,
+     "operations finished in the window. An op is what the workload's benchmark counts: a round trip for `pipe` "
+     "(perf bench sched pipe's loop), a message received for `messaging`, an `{\"op\": …}` step for `program`"},
+    {Metric::sim_time_ns, "sim_time_ns", "ns", K::duration, T::integer, B::lower, G::throughput, kRunOnly,
+     [](const RunInputs& in) -> MetricValue { return int64_t{in.window}; },
+     "length of the window in simulated time"},
+    {Metric::usec_per_op, "usec_per_op", "µs", K::ratio, T::real, B::lower, G::throughput,
+     summary_column(1, "usec/op", 3),
+     [](const RunInputs& in) -> MetricValue {
+         const uint64_t ops = in.m.c.ops;
+         return ops ? static_cast<double>(in.window) / 1000.0 / static_cast<double>(ops) : 0.0;
+     },
+     "`sim_time_ns / ops / 1000` (perf bench sched pipe's \"usecs/op\")"},
+    {Metric::ops_per_sec, "ops_per_sec", "1/s", K::rate, T::real, B::higher, G::throughput,
+     summary_column(2, "ops/s", 0),
+     [](const RunInputs& in) -> MetricValue { return per_sec(in, static_cast<double>(in.m.c.ops)); },
+     "`ops / window`"},
+    {Metric::mib_per_sec, "mib_per_sec", "MiB/s", K::rate, T::real, B::higher, G::throughput, kSummary,
+     [](const RunInputs& in) -> MetricValue { return per_sec(in, static_cast<double>(in.m.c.bytes)) / 1048576.0; },
+     "bytes carried by the ops (8 per pipe round trip, `data_size` per message) / window"},
+
+    // ---- wakeups
+    {Metric::wakeups, "wakeups", "count", K::counter, T::integer, B::neither, G::wakeups, kRunOnly,
+     &count<&Counters::wakeups>, "all wakeups"},
+    {Metric::wakeups_local, "wakeups.local", "count", K::counter, T::integer, B::neither, G::wakeups,
+     column(5, "wake local/remote", 0),
+     &count<&Counters::wakeups_local>, "enqueued on the waker's CPU (`cpu == this_cpu`)"},
+    {Metric::wakeups_remote, "wakeups.remote", "count", K::counter, T::integer, B::neither, G::wakeups,
+     column(5, nullptr, 0),
+     &count<&Counters::wakeups_remote>, "enqueued on another CPU (directly or through its wake list)"},
+    {Metric::wakeups_ipi, "wakeups.ipi", "count", K::counter, T::integer, B::neither, G::wakeups, kRunOnly,
+     &count<&Counters::wakeups_ipi>,
+     "remote wakeups that went through the target's wake list with an IPI (`ttwu_queue_cond()` true: idle "
+     "target, or another LLC)"},
+    {Metric::wakeups_poll, "wakeups.poll", "count", K::counter, T::integer, B::neither, G::wakeups, kRunOnly,
+     &count<&Counters::wakeups_poll>, "the same to a polling idle CPU (no IPI)"},
+    {Metric::wakeups_no_placement, "wakeups.no_placement", "count", K::counter, T::integer, B::neither, G::wakeups,
+     kRunOnly, &count<&Counters::wakeups_runnable>,
+     "wakeups that skipped `select_task_rq`: the task was still queued (DELAY_DEQUEUE) or had not yet reached "
+     "`schedule()` (`ttwu_runnable`)"},
+    {Metric::wakeups_affine, "wakeups.affine", "count", K::counter, T::integer, B::neither, G::wakeups, kRunOnly,
+     &count<&Counters::wakeups_affine>, "`wake_affine()` chose the waker's CPU"},
+    {Metric::wakeups_wide, "wakeups.wide", "count", K::counter, T::integer, B::neither, G::wakeups, kRunOnly,
+     &count<&Counters::wake_wide>, "`wake_wide()` said the pattern is wide (want_affine false)"},
+    {Metric::sis_probes, "sis_probes", "count", K::counter, T::integer, B::lower, G::wakeups, kRunOnly,
+     &count<&Counters::sis_probes>, "CPUs examined by `select_idle_cpu` / `select_idle_core`"},
+    {Metric::ipis, "ipis", "count", K::counter, T::integer, B::lower, G::wakeups, kRunOnly,
+     &count<&Counters::ipis>, "IPIs sent (wake-list kicks and resched IPIs to idle CPUs)"},
+
+    // ---- where select_task_rq decided
+    {Metric::select_pinned, "select.pinned", "count", K::counter, T::integer, B::neither, G::select, kRunOnly,
+     &select_count<SelectOutcome::pinned>,
+     "one CPU allowed or migration disabled: the fair class was not consulted"},
+    {Metric::select_policy_early, "select.policy_early", "count", K::counter, T::integer, B::neither, G::select,
+     kRunOnly, &select_count<SelectOutcome::policy_early>, "a policy rule chose the CPU before WF_CURRENT_CPU"},
+    {Metric::select_current_cpu, "select.current_cpu", "count", K::counter, T::integer, B::neither, G::select,
+     kRunOnly, &select_count<SelectOutcome::current_cpu>,
+     "WF_CURRENT_CPU with the waker's CPU allowed: that CPU"},
+    {Metric::select_policy_affine, "select.policy_affine", "count", K::counter, T::integer, B::neither, G::select,
+     kRunOnly, &select_count<SelectOutcome::policy_affine>, "a policy rule chose the CPU in the affine branch"},
+    {Metric::select_sis_target, "select.sis_target", "count", K::counter, T::integer, B::neither, G::select,
+     kRunOnly, &select_count<SelectOutcome::sis_target>,
+     "`select_idle_sibling()` step 1: the target (`wake_affine()`'s choice) is idle"},
+    {Metric::select_sis_prev, "select.sis_prev", "count", K::counter, T::integer, B::neither, G::select, kRunOnly,
+     &select_count<SelectOutcome::sis_prev>, "step 2: prev is idle and shares the LLC (and cluster) with the target"},
+    {Metric::select_sis_kthread, "select.sis_kthread", "count", K::counter, T::integer, B::neither, G::select,
+     kRunOnly, &select_count<SelectOutcome::sis_kthread>,
+     "step 3: the waker is a per-CPU kthread alone on prev: stack the wakee there"},
+    {Metric::select_sis_recent, "select.sis_recent", "count", K::counter, T::integer, B::neither, G::select,
+     kRunOnly, &select_count<SelectOutcome::sis_recent>, "step 4: `recent_used_cpu` is idle and cache-affine"},
+    {Metric::select_sis_capacity, "select.sis_capacity", "count", K::counter, T::integer, B::neither, G::select,
+     kRunOnly, &select_count<SelectOutcome::sis_capacity>,
+     "step 5 (asymmetric capacity): `select_idle_capacity()` decided"},
+    {Metric::select_sis_smt, "select.sis_smt", "count", K::counter, T::integer, B::neither, G::select, kRunOnly,
+     &select_count<SelectOutcome::sis_smt>, "step 7: no idle core, an idle SMT sibling of prev"},
+    {Metric::select_sis_scan, "select.sis_scan", "count", K::counter, T::integer, B::neither, G::select, kRunOnly,
+     &select_count<SelectOutcome::sis_scan>, "step 8: `select_idle_cpu()` found an idle CPU in the LLC"},
+    {Metric::select_sis_fallback, "select.sis_fallback", "count", K::counter, T::integer, B::neither, G::select,
+     kRunOnly, &select_count<SelectOutcome::sis_fallback>,
+     "steps 6 and 9: nothing idle found (or no LLC domain): prev in another cluster, `recent_used_cpu` or the "
+     "target"},
+    {Metric::select_slow_path, "select.slow_path", "count", K::counter, T::integer, B::neither, G::select, kRunOnly,
+     &select_count<SelectOutcome::slow_path>, "`sched_balance_find_dst_cpu()` (no affine domain, or fork/exec)"},
+
+    // ---- migrations
+    {Metric::migrations, "migrations", "count", K::counter, T::integer, B::lower, G::migrations,
+     column(4, "migrations", 0),
+     [](const RunInputs& in) -> MetricValue { return static_cast<int64_t>(in.m.c.migrations()); },
+     "all migrations"},
+    {Metric::migrations_wakeup, "migrations.wakeup", "count", K::counter, T::integer, B::lower, G::migrations,
+     kRunOnly, &migrations_by<MigrationCause::wakeup>, "by wakeup placement (`try_to_wake_up`)"},
+    {Metric::migrations_balance, "migrations.balance", "count", K::counter, T::integer, B::neither, G::migrations,
+     kRunOnly, &migrations_by<MigrationCause::balance>, "by periodic or NOHZ-idle load balancing"},
+    {Metric::migrations_newidle, "migrations.newidle", "count", K::counter, T::integer, B::neither, G::migrations,
+     kRunOnly, &migrations_by<MigrationCause::newidle>, "by newly-idle balancing"},
+    {Metric::migrations_active, "migrations.active", "count", K::counter, T::integer, B::neither, G::migrations,
+     kRunOnly, &migrations_by<MigrationCause::active>, "by active balancing (reserved; not modelled yet, always 0)"},
+    {Metric::migrations_smt, "migrations.smt", "count", K::counter, T::integer, B::neither, G::migrations, kRunOnly,
+     &migrations_at<CpuDistance::smt>, "between SMT siblings"},
+    {Metric::migrations_cluster, "migrations.cluster", "count", K::counter, T::integer, B::neither, G::migrations,
+     kRunOnly, &migrations_at<CpuDistance::cluster>, "within a cluster (not SMT siblings)"},
+    {Metric::migrations_llc, "migrations.llc", "count", K::counter, T::integer, B::neither, G::migrations,
+     kRunOnly, &migrations_at<CpuDistance::llc>, "within an LLC (another cluster)"},
+    {Metric::migrations_cross_llc, "migrations.cross_llc", "count", K::counter, T::integer, B::lower, G::migrations,
+     kRunOnly, &migrations_at<CpuDistance::cross_llc>, "to another LLC in the same NUMA node"},
+    {Metric::migrations_cross_numa, "migrations.cross_numa", "count", K::counter, T::integer, B::lower,
+     G::migrations, kRunOnly, &migrations_at<CpuDistance::cross_numa>, "to another NUMA node"},
+    {Metric::migrations_per_wakeup, "migrations_per_wakeup", "ratio", K::ratio, T::real, B::lower, G::migrations,
+     summary_column(3, "migr/wake", 3),
+     [](const RunInputs& in) -> MetricValue {
+         const Counters& c = in.m.c;
+         const auto by_wakeup = c.migrations_by_cause[static_cast<size_t>(MigrationCause::wakeup)];
+         return c.wakeups ? static_cast<double>(by_wakeup) / static_cast<double>(c.wakeups) : 0.0;
+     },
+     "`migrations.wakeup / wakeups`"},
+
+    // ---- wake latency
+    {Metric::wake_latency_ns_p50, "wake_latency_ns.p50", "ns", K::percentile, T::integer, B::lower, G::latency,
+     summary_column(6, "lat p50/p99 (us)", 1, 1000.0),
+     [](const RunInputs& in) -> MetricValue { return in.m.wake_latency.percentile(0.50); },
+     "median wake latency: from the `try_to_wake_up()` call to the wakee starting to run (after the IPI, idle "
+     "exit and context switch); from a log-linear histogram (16 buckets per power of two, so within 6%)"},
+    {Metric::wake_latency_ns_p90, "wake_latency_ns.p90", "ns", K::percentile, T::integer, B::lower, G::latency,
+     kRunOnly, [](const RunInputs& in) -> MetricValue { return in.m.wake_latency.percentile(0.90); },
+     "90th percentile (the same histogram)"},
+    {Metric::wake_latency_ns_p99, "wake_latency_ns.p99", "ns", K::percentile, T::integer, B::lower, G::latency,
+     summary_column(6, nullptr, 1, 1000.0),
+     [](const RunInputs& in) -> MetricValue { return in.m.wake_latency.percentile(0.99); },
+     "99th percentile (the same histogram)"},
+    {Metric::wake_latency_ns_mean, "wake_latency_ns.mean", "ns", K::mean, T::real, B::lower, G::latency, kRunOnly,
+     [](const RunInputs& in) -> MetricValue { return in.m.wake_latency.mean(); }, "mean (exact)"},
+    {Metric::wake_latency_ns_max, "wake_latency_ns.max", "ns", K::maximum, T::integer, B::lower, G::latency,
+     kRunOnly, [](const RunInputs& in) -> MetricValue { return in.m.wake_latency.max(); }, "longest (exact)"},
+
+    // ---- switches and balancing
+    {Metric::context_switches, "context_switches", "count", K::counter, T::integer, B::neither, G::scheduling,
+     kRunOnly, &count<&Counters::context_switches>,
+     "`__schedule()` calls that changed `rq->curr`, including switches to and from idle (as "
+     "`perf stat -e context-switches` counts)"},
+    {Metric::preemptions, "preemptions", "count", K::counter, T::integer, B::neither, G::scheduling, kRunOnly,
+     &count<&Counters::preemptions>,
+     "the running task was switched out while still runnable (wakeup preemption or slice end)"},
+    {Metric::balance_runs, "balance_runs", "count", K::counter, T::integer, B::neither, G::scheduling, kRunOnly,
+     &count<&Counters::balance_runs>, "periodic and NOHZ-idle load-balance passes that ran"},
+    {Metric::newidle_runs, "newidle_runs", "count", K::counter, T::integer, B::neither, G::scheduling, kRunOnly,
+     &count<&Counters::newidle_runs>, "newly-idle load-balance passes that ran"},
+
+    // ---- utilisation
+    {Metric::cpu_util, "cpu_util", "fraction", K::per_cpu, T::per_cpu_real, B::neither, G::utilisation, kRunOnly,
+     [](const RunInputs& in) -> MetricValue {
+         std::vector<double> u;
+         for (size_t cpu = 0; cpu < in.busy_ns.size(); ++cpu) u.push_back(util(in, cpu));
+         return u;
+     },
+     "per CPU: fraction of the window the CPU was not idle (running tasks, switching)"},
+    {Metric::cpu_util_sum, "cpu_util.sum", "CPUs", K::sum, T::real, B::neither, G::utilisation, kSummary,
+     [](const RunInputs& in) -> MetricValue {
+         double sum = 0;
+         for (size_t cpu = 0; cpu < in.busy_ns.size(); ++cpu) sum += util(in, cpu);
+         return sum;
+     },
+     "sum of `cpu_util` (unrounded): CPUs' worth of busy time"},
+    {Metric::cpus_busy, "cpus_busy", "CPUs", K::counter, T::integer, B::neither, G::utilisation,
+     column(7, "busy CPUs", 0),
+     [](const RunInputs& in) -> MetricValue {
+         int64_t n = 0;
+         for (size_t cpu = 0; cpu < in.busy_ns.size(); ++cpu) n += util(in, cpu) > 0.05 ? 1 : 0;
+         return n;
+     },
+     "CPUs with `cpu_util` above 5%"},
+
+    // ---- frequency and idle states
+    {Metric::governor, "governor", "", K::text, T::text, B::neither, G::frequency, kRunOnly,
+     [](const RunInputs& in) -> MetricValue { return in.hw.governor; }, "the cpufreq governor of the run"},
+    {Metric::cpu_freq_khz, "cpu_freq_khz", "kHz", K::per_cpu, T::per_cpu_integer, B::neither, G::frequency,
+     kRunOnly,
+     [](const RunInputs& in) -> MetricValue {
+         std::vector<int64_t> f;
+         for (double khz : in.hw.cpu_freq_khz) f.push_back(static_cast<int64_t>(std::llround(khz)));
+         return f;
+     },
+     "per CPU: time-weighted mean frequency over the window"},
+    {Metric::freq_khz_mean, "freq_khz.mean", "kHz", K::mean, T::integer, B::neither, G::frequency, kRunOnly,
+     [](const RunInputs& in) -> MetricValue { return static_cast<int64_t>(std::llround(in.hw.freq_khz_mean)); },
+     "mean of `cpu_freq_khz` (unrounded) over all CPUs"},
+    {Metric::freq_khz_busy, "freq_khz.busy", "kHz", K::mean, T::integer, B::neither, G::frequency, kRunOnly,
+     [](const RunInputs& in) -> MetricValue { return static_cast<int64_t>(std::llround(in.hw.freq_khz_busy)); },
+     "frequency weighted by busy time: the clock the work actually ran at"},
+    {Metric::freq_residency, "freq_residency", "fraction", K::breakdown, T::breakdown, B::neither, G::frequency,
+     kRunOnly,
+     [](const RunInputs& in) -> MetricValue {
+         Breakdown b;
+         for (const auto& [khz, frac] : in.hw.freq_residency) b.emplace_back(std::to_string(khz), frac);
+         return b;
+     },
+     "object, OPP (kHz) → fraction of all CPU-time at that OPP"},
+    {Metric::idle_residency, "idle_residency", "fraction", K::breakdown, T::breakdown, B::neither, G::frequency,
+     kRunOnly, [](const RunInputs& in) -> MetricValue { return Breakdown(in.hw.idle_residency); },
+     "object, idle state → fraction of all CPU-time spent in it"},
+
+    // ---- time lost
+    {Metric::time_lost_cache_refill_ns, "time_lost.cache_refill_ns", "ns", K::duration, T::integer, B::lower,
+     G::time_lost, kRunOnly, [](const RunInputs& in) -> MetricValue { return in.hw.cache_refill_ns; },
+     "reference-ns of working-set and shared-data refill charged in the window"},
+    {Metric::time_lost_wake_latency_ns, "time_lost.wake_latency_ns", "ns", K::duration, T::integer, B::lower,
+     G::time_lost, kRunOnly,
+     [](const RunInputs& in) -> MetricValue {
+         const LatencyHistogram& h = in.m.wake_latency;
+         return static_cast<int64_t>(std::llround(h.mean() * static_cast<double>(h.count())));
+     },
+     "sum of wake-to-run latencies in the window"},
+
+    // ---- simulator
+    {Metric::events, "events", "count", K::counter, T::integer, B::neither, G::simulator, kRunOnly,
+     [](const RunInputs& in) -> MetricValue { return static_cast<int64_t>(in.events); },
+     "simulator events processed in the whole run (warm-up included): a cost measure, not a kernel metric"},
+};
+// clang-format on
+
+constexpr bool rows_in_enum_order() {
+    if (std::size(kRows) != kMetricCount) return false;
+    for (size_t i = 0; i < std::size(kRows); ++i)
+        if (index_of(kRows[i].id) != i) return false;
+    return true;
+}
+static_assert(rows_in_enum_order(), "kRows must hold one row per Metric, in the enum's order");
+
+}  // namespace
+
+std::span<const MetricDef> metric_table() {
+    return kRows;
+}
+
+const MetricDef* find_metric(std::string_view name) {
+    for (const auto& d : metric_table())
+        if (name == d.name) return &d;
+    return nullptr;
+}
+
+const char* to_string(MetricKind k) {
+    switch (k) {
+        case MetricKind::counter: return "counter";
+        case MetricKind::duration: return "duration";
+        case MetricKind::rate: return "rate";
+        case MetricKind::ratio: return "ratio";
+        case MetricKind::mean: return "mean";
+        case MetricKind::percentile: return "percentile";
+        case MetricKind::maximum: return "maximum";
+        case MetricKind::sum: return "sum";
+        case MetricKind::per_cpu: return "per-CPU array";
+        case MetricKind::breakdown: return "breakdown";
+        case MetricKind::text: return "text";
+    }
+    return "?";
+}
+
+const char* to_string(MetricType t) {
+    switch (t) {
+        case MetricType::integer: return "integer";
+        case MetricType::real: return "real";
+        case MetricType::text: return "text";
+        case MetricType::per_cpu_integer: return "per-CPU integers";
+        case MetricType::per_cpu_real: return "per-CPU reals";
+        case MetricType::breakdown: return "object";
+    }
+    return "?";
+}
+
+const char* to_string(Better b) {
+    switch (b) {
+        case Better::higher: return "higher";
+        case Better::lower: return "lower";
+        case Better::neither: return "-";
+    }
+    return "?";
+}
+
+const char* group_title(MetricGroup g) {
+    switch (g) {
+        case MetricGroup::throughput: return "Throughput";
+        case MetricGroup::wakeups: return "Wakeups";
+        case MetricGroup::select: return "Where `select_task_rq` decided";
+        case MetricGroup::migrations: return "Migrations";
+        case MetricGroup::latency: return "Wake latency";
+        case MetricGroup::scheduling: return "Switches and load balancing";
+        case MetricGroup::utilisation: return "Utilisation";
+        case MetricGroup::frequency: return "Frequency and idle states";
+        case MetricGroup::time_lost: return "Time lost";
+        case MetricGroup::simulator: return "Simulator";
+        case MetricGroup::kCount: break;
+    }
+    return "?";
+}
+
+bool is_scalar(MetricType t) { return t == MetricType::integer || t == MetricType::real || t == MetricType::text; }
+
+}  // namespace wakesim
