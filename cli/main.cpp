@@ -26,6 +26,36 @@ void print_profile(const MachineProfile& p, const char* indent) {
                     l.help.c_str(), indent, "", l.source.c_str());
 }
 
+// `list workloads`: each kind and its description; -v or --markdown: every parameter table too,
+// from the declarations docs/scenarios.md embeds; --markdown NAME: that one table.
+int list_workloads(bool verbose, bool markdown, const std::string& table) {
+    if (!table.empty()) {
+        if (!markdown) throw std::runtime_error("a table name (" + table + ") goes with --markdown");
+        const ParamSection* s = find_workload_section(table);
+        if (!s) {
+            std::vector<std::string> names;
+            for (const auto& x : workload_param_sections()) names.push_back(x.name);
+            std::string list;
+            for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+            const std::string hint = nearest_name(table, names);
+            throw std::runtime_error("unknown workload table \"" + table + "\"; expected one of: " + list +
+                                     (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)"));
+        }
+        std::fputs(section_markdown(*s).c_str(), stdout);
+        return 0;
+    }
+    if (!verbose && !markdown) {
+        for (const auto& w : workload_kinds()) std::printf("%-12s %s\n", w.kind.c_str(), w.description.c_str());
+        return 0;
+    }
+    bool first = true;
+    for (const auto& s : workload_param_sections()) {
+        std::printf("%s### %s\n\n%s", first ? "" : "\n", s.title.c_str(), section_markdown(s).c_str());
+        first = false;
+    }
+    return 0;
+}
+
 int list_cmd(const std::string& what) {
     if (what == "policies") {
         for (const auto& e : policy_registry()) {
@@ -39,8 +69,6 @@ int list_cmd(const std::string& what) {
                             p.help.c_str());
             }
         }
-    } else if (what == "workloads") {
-        for (const auto& w : workload_kinds()) std::printf("%-12s %s\n", w.kind.c_str(), w.description.c_str());
     } else if (what == "machines") {
         for (const auto& t : topology_presets()) {
             MachineProfile p = make_machine_profile(t.name);
@@ -124,10 +152,14 @@ int main(int argc, char** argv) {
     explain->add_option("--seed", ex_seed, "seed (default: the scenario's first)");
 
     auto* list = app.add_subcommand("list", "list policies, workloads, machines or scheduler features");
-    std::string what;
+    std::string what, list_table;
+    bool list_verbose = false, list_markdown = false;
     list->add_option("what", what, "policies | workloads | machines | features")
         ->required()
         ->check(CLI::IsMember({"policies", "workloads", "machines", "features"}));
+    list->add_option("table", list_table, "workloads --markdown: only this table (pipe, program.task, hogs, ...)");
+    list->add_flag("-v,--verbose", list_verbose, "workloads: every parameter table");
+    list->add_flag("--markdown", list_markdown, "workloads: the parameter tables as docs/scenarios.md embeds them");
 
     auto* topo = app.add_subcommand("topo", "show a topology and its sched domains, or import one from sysfs");
     topo->require_subcommand(1);
@@ -154,7 +186,12 @@ int main(int argc, char** argv) {
     }
 
     try {
-        if (*list) return list_cmd(what);
+        if (*list) {
+            if (what == "workloads") return list_workloads(list_verbose, list_markdown, list_table);
+            if (list_verbose || list_markdown || !list_table.empty())
+                throw std::runtime_error("-v, --markdown and a table name go with \"list workloads\"");
+            return list_cmd(what);
+        }
         if (*show) {
             Topology t = load_topo_arg(topo_arg);
             SchedDomains sd = SchedDomains::build(t);
