@@ -206,15 +206,14 @@ ProgramSpec read_program(const WorkloadInput& in) {
         chans->require_object();
         for (const auto& name : chans->keys()) {
             JsonNode c = chans->at(name);
-            c.require_object();
-            c.check_keys({"capacity", "wake", "writer_wake", "shared_data"});
             const ParamValues p = read_params(c, channel_params(), {"wake", "writer_wake"});
             Channel ch;
             ch.name = name;
             ch.capacity = p.integer("capacity");
             ch.shared_bytes = p.size_bytes("shared_data");
-            ch.read_site = c.has("wake") ? read_site(c.at("wake"), name) : WakeSite{name, 0, false, SiteRole::generic};
-            ch.write_site = c.has("writer_wake") ? read_site(c.at("writer_wake"), name) : WakeSite{name, 0, false, SiteRole::generic};
+            const WakeSite plain{name, 0, false, SiteRole::generic};
+            ch.read_site = c.has("wake") ? read_site(c.at("wake"), name) : plain;
+            ch.write_site = c.has("writer_wake") ? read_site(c.at("writer_wake"), name) : plain;
             chan_ix[name] = static_cast<int>(s.channels.size());
             s.channels.push_back(ch);
         }
@@ -237,9 +236,10 @@ ProgramSpec read_program(const WorkloadInput& in) {
         t.require_object();
         TaskDef d;
         d.name = t.at("name").as_string();
-        if (d.name.empty() || d.name.find(' ') != std::string::npos) t.at("name").fail("expected a task name without spaces");
+        if (d.name.empty() || d.name.find(' ') != std::string::npos)
+            t.at("name").fail("expected a task name without spaces");
         if (task_ix.count(d.name)) t.at("name").fail("expected a unique task name, \"" + d.name + "\" is used twice");
-        t.check_keys(keys_around({"name"}, task_params(), {"program"}));
+        t.check_keys(keys_around({"name"}, task_params(), {"program"}));  // in this order in the error's list
         params.push_back(read_params(t, task_params(), {"name", "program"}));
         d.count = params.back().integer("count");
         task_ix[d.name] = static_cast<int>(s.tasks.size());
@@ -324,6 +324,20 @@ WorkloadBuild make_program(const WorkloadInput& in) { return build_program(read_
 }  // namespace
 
 const WorkloadKind& program_workload() {
+    // Keys read by read_program's own code (not plain scalars), documented next to the tables.
+    static const std::vector<KeyDoc> channel_keys = {
+        {"wake", "wake site", "`{}`", "how a post wakes a waiting reader"},
+        {"writer_wake", "wake site", "`{}`", "how a read wakes a poster blocked on a full channel"},
+    };
+    static const std::vector<KeyDoc> wake_site_keys = {
+        {"name", "string", "the channel name", "a label for the site"},
+        {"flags", "array of `\"WF_SYNC\"`, `\"WF_CURRENT_CPU\"`", "`[]`", "mainline's flags at this site"},
+    };
+    static const std::vector<KeyDoc> task_keys = {
+        {"name", "string without spaces, unique", "required",
+         "the comm. With `count` > 1, the instances are `name-0`, `name-1`, ..."},
+        {"program", "array of steps", "required", "below"},
+    };
     static const WorkloadKind k{
         .kind = "program",
         .description = "task programs in rt-app's vocabulary: run, sleep, post/wait, resume/suspend, barrier, loop",
@@ -332,19 +346,9 @@ const WorkloadKind& program_workload() {
                  {"barriers", "object: name -> integer 1..100000", "none",
                   "a cyclic barrier and its number of participants"},
                  {"tasks", "array, at least 1", "required", "the tasks, below"}},
-        .sections = {{"program.channel", "program: a channel", {{"wake", "wake site", "`{}`", "how a post wakes a waiting reader"},
-                                                     {"writer_wake", "wake site", "`{}`",
-                                                      "how a read wakes a poster blocked on a full channel"}},
-                      &channel_params()},
-                     {"program.wake", "program: a wake site",
-                      {{"name", "string", "the channel name", "a label for the site"},
-                       {"flags", "array of `\"WF_SYNC\"`, `\"WF_CURRENT_CPU\"`", "`[]`", "mainline's flags at this site"}},
-                      &wake_site_params()},
-                     {"program.task", "program: a task",
-                      {{"name", "string without spaces, unique", "required",
-                        "the comm. With `count` > 1, the instances are `name-0`, `name-1`, ..."},
-                       {"program", "array of steps", "required", "below"}},
-                      &task_params()}},
+        .sections = {{"program.channel", "program: a channel", channel_keys, &channel_params()},
+                     {"program.wake", "program: a wake site", wake_site_keys, &wake_site_params()},
+                     {"program.task", "program: a task", task_keys, &task_params()}},
         .build = make_program,
     };
     return k;
