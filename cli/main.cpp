@@ -27,6 +27,36 @@ void print_profile(const MachineProfile& p, const char* indent) {
                     l.help.c_str(), indent, "", l.source.c_str());
 }
 
+// `list workloads`: each kind and its description; -v or --markdown: every parameter table too,
+// from the declarations docs/scenarios.md embeds; --markdown NAME: that one table.
+int list_workloads(bool verbose, bool markdown, const std::string& table) {
+    if (!table.empty()) {
+        if (!markdown) throw std::runtime_error("a table name (" + table + ") goes with --markdown");
+        const ParamSection* s = find_workload_section(table);
+        if (!s) {
+            std::vector<std::string> names;
+            for (const auto& x : workload_param_sections()) names.push_back(x.name);
+            std::string list;
+            for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+            const std::string hint = nearest_name(table, names);
+            throw std::runtime_error("unknown workload table \"" + table + "\"; expected one of: " + list +
+                                     (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)"));
+        }
+        std::fputs(section_markdown(*s).c_str(), stdout);
+        return 0;
+    }
+    if (!verbose && !markdown) {
+        for (const auto& w : workload_kinds()) std::printf("%-12s %s\n", w.kind.c_str(), w.description.c_str());
+        return 0;
+    }
+    bool first = true;
+    for (const auto& s : workload_param_sections()) {
+        std::printf("%s### %s\n\n%s", first ? "" : "\n", s.title.c_str(), section_markdown(s).c_str());
+        first = false;
+    }
+    return 0;
+}
+
 int list_cmd(const std::string& what, bool markdown) {
     if (what == "policies" && markdown) {
         std::fputs(policies_markdown().c_str(), stdout);
@@ -40,8 +70,6 @@ int list_cmd(const std::string& what, bool markdown) {
                             p.type_text().c_str(), range.empty() ? "" : " ", range.c_str(), p.help.c_str());
             }
         }
-    } else if (what == "workloads") {
-        for (const auto& w : workload_kinds()) std::printf("%-12s %s\n", w.kind.c_str(), w.description.c_str());
     } else if (what == "machines") {
         for (const auto& t : topology_presets()) {
             MachineProfile p = make_machine_profile(t.name);
@@ -127,12 +155,14 @@ int main(int argc, char** argv) {
     explain->add_option("--seed", ex_seed, "seed (default: the scenario's first)");
 
     auto* list = app.add_subcommand("list", "list policies, workloads, machines, scheduler features or metrics");
-    std::string what;
+    std::string what, list_table;
+    bool list_verbose = false, list_markdown = false;
     list->add_option("what", what, "policies | workloads | machines | features | metrics")
         ->required()
         ->check(CLI::IsMember({"policies", "workloads", "machines", "features", "metrics"}));
-    bool list_markdown = false;
-    list->add_flag("--markdown", list_markdown, "print the Markdown that docs/ carries (policies, metrics)");
+    list->add_option("table", list_table, "workloads --markdown: only this table (pipe, program.task, hogs, ...)");
+    list->add_flag("-v,--verbose", list_verbose, "workloads: every parameter table");
+    list->add_flag("--markdown", list_markdown, "the Markdown that docs/ carries (policies, workloads, metrics)");
 
     auto* topo = app.add_subcommand("topo", "show a topology and its sched domains, or import one from sysfs");
     topo->require_subcommand(1);
@@ -159,7 +189,14 @@ int main(int argc, char** argv) {
     }
 
     try {
-        if (*list) return list_cmd(what, list_markdown);
+        if (*list) {
+            if (what == "workloads") return list_workloads(list_verbose, list_markdown, list_table);
+            if (list_verbose || !list_table.empty())
+                throw std::runtime_error("-v and a table name go with \"list workloads\"");
+            if (list_markdown && what != "policies" && what != "metrics")
+                throw std::runtime_error("--markdown goes with \"list policies\", \"list workloads\" or \"list metrics\"");
+            return list_cmd(what, list_markdown);
+        }
         if (*show) {
             Topology t = load_topo_arg(topo_arg);
             SchedDomains sd = SchedDomains::build(t);

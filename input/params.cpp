@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 
 namespace wakesim {
 
@@ -22,6 +23,15 @@ std::string number_text(double v) {
     std::string t = std::to_string(v);
     while (!t.empty() && t.back() == '0') t.pop_back();
     return t;
+}
+
+// "4KiB", "1GiB", "100B": the largest binary unit that divides the size.
+std::string size_text(int64_t bytes) {
+    for (auto [shift, name] : {std::pair{30, "GiB"}, std::pair{20, "MiB"}, std::pair{10, "KiB"}}) {
+        const int64_t unit = int64_t{1} << shift;
+        if (bytes != 0 && bytes % unit == 0) return std::to_string(bytes / unit) + name;
+    }
+    return std::to_string(bytes) + "B";
 }
 
 std::string join(const std::vector<std::string>& v, const char* sep) {
@@ -75,8 +85,34 @@ ParamValues::Value read_value(const JsonNode& n, const ParamSpec& spec, std::str
             written = v;
             return v;
         }
+        case ParamType::cpulist: {
+            std::string v = n.as_string();  // its CPUs are checked by the reader that knows the machine
+            written = v;
+            return v;
+        }
     }
     throw std::logic_error("unhandled parameter type");
+}
+
+// What an optional parameter left out reads back as.
+ParamValues::Value empty_value(ParamType t) {
+    switch (t) {
+        case ParamType::integer:
+        case ParamType::duration:
+        case ParamType::frequency:
+        case ParamType::size: return int64_t{0};
+        case ParamType::real: return 0.0;
+        case ParamType::boolean: return false;
+        case ParamType::choice:
+        case ParamType::text:
+        case ParamType::cpulist: return std::string();
+    }
+    throw std::logic_error("unhandled parameter type");
+}
+
+void check_declaration(const ParamSpec& s) {
+    if (!s.default_value.empty() && !s.absent_means.empty())
+        throw std::logic_error("parameter " + s.name + " declares both a default and what its absence means");
 }
 
 // The declared default as JSON: "40ms" stays a string, "8" and "true" become a number and a bool.
@@ -116,6 +152,7 @@ std::string ParamSpec::type_text() const {
         case ParamType::size: return "size";
         case ParamType::choice: return "one of: " + join(choices, ", ");
         case ParamType::text: return "string";
+        case ParamType::cpulist: return "CPU list";
     }
     return "";
 }
@@ -124,6 +161,8 @@ std::string ParamSpec::range_text() const {
     if (!bounded(*this)) return "";
     if (type == ParamType::duration)
         return "[" + format_duration(static_cast<int64_t>(min)) + ", " + format_duration(static_cast<int64_t>(max)) + "]";
+    if (type == ParamType::size)
+        return "[" + size_text(static_cast<int64_t>(min)) + ", " + size_text(static_cast<int64_t>(max)) + "]";
     return "[" + number_text(min) + ", " + number_text(max) + "]";
 }
 
@@ -149,14 +188,23 @@ bool ParamValues::given(std::string_view name) const {
     throw std::logic_error("parameter " + std::string(name) + " is not declared");
 }
 
+std::vector<std::string> param_names(const ParamTable& table) {
+    std::vector<std::string> out;
+    for (const ParamSpec& s : table) out.push_back(s.name);
+    return out;
+}
+
 ParamValues default_params(const ParamTable& table) {
     ParamValues out;
     out.table_ = &table;
     for (const ParamSpec& s : table) {
-        if (s.default_value.empty()) throw std::logic_error("parameter " + s.name + " has no default");
-        const nlohmann::json j = default_json(s);
-        ParamValues::Entry e{&s, {}, {}, false};
-        e.value = read_value(JsonNode(j, "<declaration of " + s.name + ">"), s, e.written);
+        check_declaration(s);
+        if (s.required()) throw std::logic_error("parameter " + s.name + " has no default");
+        ParamValues::Entry e{&s, empty_value(s.type), {}, false};
+        if (!s.default_value.empty()) {
+            const nlohmann::json j = default_json(s);
+            e.value = read_value(JsonNode(j, "<declaration of " + s.name + ">"), s, e.written);
+        }
         out.entries_.push_back(std::move(e));
     }
     return out;
@@ -170,13 +218,14 @@ ParamValues read_params(const JsonNode& obj, const ParamTable& table, const std:
     ParamValues out;
     out.table_ = &table;
     for (const ParamSpec& s : table) {
-        ParamValues::Entry e{&s, {}, {}, false};
+        check_declaration(s);
+        ParamValues::Entry e{&s, empty_value(s.type), {}, false};
         if (auto n = obj.get(s.name)) {
             e.value = read_value(*n, s, e.written);
             e.given = true;
-        } else if (s.default_value.empty()) {
+        } else if (s.required()) {
             obj.fail("missing required key \"" + s.name + "\"");
-        } else {
+        } else if (!s.default_value.empty()) {
             const nlohmann::json j = default_json(s);
             e.value = read_value(JsonNode(j, "<declaration of " + s.name + ">"), s, e.written);
         }
@@ -185,13 +234,19 @@ ParamValues read_params(const JsonNode& obj, const ParamTable& table, const std:
     return out;
 }
 
-std::string params_markdown(const ParamTable& table) {
-    std::string out = "| parameter | type | default | range | meaning |\n|---|---|---|---|---|\n";
+std::string params_markdown_header() { return "| parameter | type | default | range | meaning |\n|---|---|---|---|---|\n"; }
+
+std::string params_markdown_rows(const ParamTable& table) {
+    std::string out;
     for (const ParamSpec& s : table)
         out += "| `" + s.name + "` | " + s.type_text() + " | " +
-               (s.default_value.empty() ? "required" : "`" + s.default_value + "`") + " | " + s.range_text() + " | " +
-               s.help + " |\n";
+               (!s.absent_means.empty() ? s.absent_means
+                : s.default_value.empty() ? "required"
+                                          : "`" + s.default_value + "`") +
+               " | " + s.range_text() + " | " + s.help + " |\n";
     return out;
 }
+
+std::string params_markdown(const ParamTable& table) { return params_markdown_header() + params_markdown_rows(table); }
 
 }  // namespace wakesim

@@ -1,9 +1,13 @@
 // Workload generators behave like the benchmarks they stand for.
 #include <cstdio>
+#include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
+#include "input/params.h"
 #include "sim_test_util.h"
+#include "workloads/workloads.h"
 
 using namespace wakesim;
 using namespace wakesim::testutil;
@@ -100,4 +104,212 @@ TEST_CASE("Without RUN_TO_PARITY the running task is protected for one normalise
     CHECK(parity.n(Metric::preemptions) <= 101);
     CHECK(no_parity.n(Metric::preemptions) >= 195);
     CHECK(no_parity.n(Metric::preemptions) <= 201);
+}
+
+// ---- the registry and its declarations ------------------------------------------------------
+
+namespace {
+
+std::string read_text(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+// The generated blocks of a doc: table name (the last word of the marker's command) -> content.
+std::map<std::string, std::string> generated_blocks(const std::string& text) {
+    const std::string begin = "<!-- BEGIN GENERATED: wakesim list workloads --markdown ";
+    const std::string end = "<!-- END GENERATED -->\n";
+    std::map<std::string, std::string> out;
+    for (size_t at = text.find(begin); at != std::string::npos; at = text.find(begin, at + 1)) {
+        const size_t name_end = text.find(" -->\n", at);
+        REQUIRE(name_end != std::string::npos);
+        const std::string name = text.substr(at + begin.size(), name_end - at - begin.size());
+        const size_t body = name_end + 5;
+        const size_t stop = text.find(end, body);
+        REQUIRE(stop != std::string::npos);
+        INFO("table " << name);
+        CHECK(out.count(name) == 0);
+        out[name] = text.substr(body, stop - body);
+    }
+    return out;
+}
+
+// The workload of a scenario on a flat 4-CPU machine, read and built as `wakesim run` does.
+WorkloadBuild build(const std::string& workload) {
+    const Scenario sc = parse_scenario(
+        doc(R"({"machine": )" + flat(4) + R"(, "workload": )" + workload + R"(, "policies": ["plain"]})"), "s.json");
+    return sc.cases.front().workload;
+}
+
+// stdout of `wakesim ARGS`.
+std::string wakesim_output(const std::string& args) {
+    std::FILE* p = ::popen((std::string(WAKESIM_BINARY) + " " + args + " 2>/dev/null").c_str(), "r");
+    REQUIRE(p);
+    std::string out;
+    char buf[4096];
+    for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+    CHECK(::pclose(p) == 0);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("workloads: the registry lists exactly the kinds docs/scenarios.md describes", "[workloads][docs]") {
+    const std::string text = read_text(std::string(WAKESIM_SOURCE_DIR) + "/docs/scenarios.md");
+    const size_t from = text.find("\n## workload\n");
+    REQUIRE(from != std::string::npos);
+    const size_t to = text.find("\n## ", from + 1);
+    // "`kind` (required) is `pipe`, `messaging` or `program` (`wakesim list workloads`)."
+    const size_t sentence = text.find("`kind` (required) is ", from);
+    REQUIRE(sentence < to);
+    const size_t sentence_end = text.find("(`wakesim list workloads`)", sentence);
+    REQUIRE(sentence_end < to);
+    std::set<std::string> documented;
+    for (size_t at = text.find('`', sentence + 6); at < sentence_end; at = text.find('`', text.find('`', at + 1) + 1))
+        documented.insert(text.substr(at + 1, text.find('`', at + 1) - at - 1));
+    std::set<std::string> registered;
+    for (const WorkloadKind& k : workload_kinds()) registered.insert(k.kind);
+    CHECK(documented == registered);
+    for (const std::string& k : registered) {
+        INFO("kind " << k);
+        CHECK(find_workload_kind(k) != nullptr);
+        const size_t heading = text.find("\n### " + k + ": ", from);  // its own section
+        CHECK(heading < to);
+    }
+    CHECK(find_workload_kind("pip") == nullptr);
+}
+
+TEST_CASE("workloads: docs/scenarios.md's parameter tables are the declarations (scripts/gen-docs.sh)", "[workloads][docs]") {
+    const auto blocks = generated_blocks(read_text(std::string(WAKESIM_SOURCE_DIR) + "/docs/scenarios.md"));
+    std::set<std::string> names;
+    for (const ParamSection& s : workload_param_sections()) {
+        names.insert(s.name);
+        INFO("table " << s.name << ": run scripts/gen-docs.sh");
+        REQUIRE(blocks.count(s.name) == 1);
+        CHECK(blocks.at(s.name) == section_markdown(s));
+    }
+    for (const auto& [name, body] : blocks) {
+        INFO("docs embed table " << name << ", which no declaration gives");
+        CHECK(names.count(name) == 1);
+    }
+}
+
+TEST_CASE("workloads: every declaration is complete and names no key twice", "[workloads]") {
+    for (const ParamSection& s : workload_param_sections()) {
+        INFO("table " << s.name);
+        CHECK(!s.title.empty());
+        std::set<std::string> keys;
+        for (const KeyDoc& k : s.keys) {
+            CHECK(keys.insert(k.name).second);
+            CHECK(!k.help.empty());
+        }
+        for (const ParamSpec& p : *s.table) {
+            INFO("parameter " << p.name);
+            CHECK(keys.insert(p.name).second);
+            CHECK(!p.help.empty());
+            CHECK(p.help.find('|') == std::string::npos);  // would split the Markdown row
+            if (!p.required()) {
+                ParamTable one{p};
+                CHECK_NOTHROW(default_params(one));  // the default reads as its own type and range
+            }
+        }
+        if (find_workload_kind(s.name))
+            for (const char* reserved : {"kind", "hogs", "noise"}) CHECK(keys.count(reserved) == 0);
+    }
+}
+
+TEST_CASE("workloads: declared defaults build the benchmarks' defaults", "[workloads]") {
+    const WorkloadBuild pipe = build(R"({"kind": "pipe"})");
+    CHECK(pipe.kind == "pipe");
+    CHECK(pipe.total_ops == 1000000);  // perf bench sched pipe -l default
+    REQUIRE(pipe.tasks.size() == 2);
+    CHECK(pipe.tasks[0].spec.footprint_kib == 16);
+    CHECK(pipe.tasks[0].spec.allowed.empty());
+    CHECK(pipe.parent_cpu == 0);
+
+    const WorkloadBuild msg = build(R"({"kind": "messaging"})");
+    CHECK(msg.tasks.size() == 400);  // -g 10 -f 20: 10 x 20 senders and as many receivers
+    CHECK(msg.total_ops == 10 * 20 * 20 * 100);
+    REQUIRE(msg.barriers.size() == 1);
+    CHECK(msg.barriers[0] == 400);
+
+    const WorkloadBuild bg = build(R"({"kind": "pipe", "cpus": "1-2", "cpus_b": "3",
+                                       "hogs": {"count": 2, "cpus": "0", "policy": "idle"},
+                                       "noise": {"count": 1, "period": "1ms", "run": "100us"}})");
+    REQUIRE(bg.tasks.size() == 5);
+    CHECK(bg.parent_cpu == 1);
+    CHECK(bg.tasks[0].spec.allowed.count() == 2);
+    CHECK(bg.tasks[1].spec.allowed.count() == 1);
+    CHECK(bg.tasks[2].spec.comm == "hog-0");
+    CHECK(bg.tasks[2].spec.policy == SchedPolicy::idle);
+    CHECK(bg.tasks[2].background);
+    CHECK(bg.tasks[4].spec.comm == "noise-0");
+    REQUIRE(bg.tasks[4].code.size() == 4);
+    CHECK(bg.tasks[4].code[1].ns == 100000);
+    CHECK(bg.tasks[4].code[2].ns == 900000);  // sleeps the rest of the period
+}
+
+TEST_CASE("workloads: a task program compiles to the interpreter's code", "[workloads]") {
+    const WorkloadBuild b = build(R"({"kind": "program", "parent_cpu": 2,
+      "channels": {"req": {"capacity": 4, "shared_data": "1KiB", "wake": {"flags": ["WF_SYNC"], "role": "request"}}},
+      "barriers": {"go": 3},
+      "tasks": [
+        {"name": "srv", "count": 2, "role": "server", "program": [{"barrier": "go"}, {"loop": 0, "do": [{"wait": "req", "pre": "1us"}]}]},
+        {"name": "cli", "cpus": "3", "kthread": true, "program": [
+          {"barrier": "go"},
+          {"loop": 5, "do": [{"run": "2us"}, {"loop": 2, "do": [{"post": "req"}, {"sleep": "1us"}]}, {"op": 64}]},
+          {"resume": "srv"}, {"suspend": true}]}]})");
+    CHECK(b.parent_cpu == 2);
+    REQUIRE(b.channels.size() == 1);
+    CHECK(b.channels[0].capacity == 4);
+    CHECK(b.channels[0].shared_bytes == 1024);
+    CHECK(b.channels[0].read_site.kernel_flags == WF_SYNC);
+    CHECK(b.channels[0].read_site.role == SiteRole::request);
+    CHECK(b.channels[0].read_site.name == "req");
+    CHECK(b.barriers == std::vector<int>{3});
+    REQUIRE(b.tasks.size() == 3);
+    CHECK(b.tasks[0].spec.comm == "srv-0");
+    CHECK(b.tasks[1].spec.comm == "srv-1");
+    CHECK(b.tasks[0].spec.role == TaskRole::server);
+    const ProgramTask& cli = b.tasks[2];
+    CHECK(cli.spec.comm == "cli");
+    CHECK(cli.spec.per_cpu_kthread);
+    const std::vector<Op>& c = cli.code;
+    REQUIRE(c.size() == 11);
+    CHECK(c[0].kind == Op::barrier);
+    CHECK(c[1].kind == Op::loop_begin);
+    CHECK(c[1].a == 5);
+    CHECK(c[2].kind == Op::run);
+    CHECK(c[2].ns == 2000);
+    CHECK(c[3].kind == Op::loop_begin);
+    CHECK(c[4].kind == Op::post);
+    CHECK(c[5].kind == Op::sleep);
+    CHECK(c[6].kind == Op::loop_end);
+    CHECK(c[6].b == 3);  // back to its loop_begin
+    CHECK(c[7].kind == Op::count_op);
+    CHECK(c[7].bytes == 64);
+    CHECK(c[8].kind == Op::loop_end);
+    CHECK(c[8].b == 1);
+    CHECK(c[9].kind == Op::resume);
+    CHECK(c[9].a == 0);  // the first instance of srv
+    CHECK(c[10].kind == Op::suspend);
+}
+
+TEST_CASE("workloads: list workloads prints the kinds, and -v / --markdown the declared tables", "[workloads][cli]") {
+    std::string kinds;
+    for (const WorkloadKind& k : workload_kinds()) {
+        char line[256];
+        std::snprintf(line, sizeof line, "%-12s %s\n", k.kind.c_str(), k.description.c_str());
+        kinds += line;
+    }
+    CHECK(wakesim_output("list workloads") == kinds);
+    const std::string verbose = wakesim_output("list workloads -v");
+    CHECK(verbose == wakesim_output("list workloads --markdown"));
+    for (const ParamSection& s : workload_param_sections()) {
+        INFO("table " << s.name);
+        CHECK(wakesim_output("list workloads --markdown " + s.name) == section_markdown(s));
+        CHECK(verbose.find("### " + s.title + "\n\n" + section_markdown(s)) != std::string::npos);
+    }
 }

@@ -1,12 +1,16 @@
-// Workload generators: perf bench sched pipe, perf bench sched messaging (hackbench), generic task
-// programs in JSON, and background CPU hogs / periodic noise. Each becomes task programs.
+// Workload kinds: perf bench sched pipe, perf bench sched messaging (hackbench), task programs in
+// rt-app's vocabulary, each in its own file; background CPU hogs and periodic noise, which every
+// kind accepts. A kind reads its JSON into a typed spec, then builds task programs from the spec
+// and the machine. This header is the registry: one explicit table, one line per kind.
 #pragma once
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hw/machine_profile.h"
-#include "workloads/program/task_program.h"
+#include "input/params.h"
 #include "topology/topology.h"
+#include "workloads/program/task_program.h"
 
 namespace wakesim {
 
@@ -22,11 +26,51 @@ struct WorkloadBuild {
     std::string op_name = "op";
 };
 
-struct WorkloadInfo {
-    std::string kind;
-    std::string description;
+// What a kind's build function is given: its workload object, the kind's declared parameters
+// already read and checked, and the machine.
+struct WorkloadInput {
+    const JsonNode& json;
+    const ParamValues& params;
+    const MachineProfile& profile;
+    const Topology& topo;
 };
-std::vector<WorkloadInfo> workload_kinds();
+
+// A key that is not a plain scalar (an array of tasks, an object of channels): read by its own
+// code, documented here next to it so that the docs table of its object is generated whole.
+struct KeyDoc {
+    std::string name;
+    std::string type;          // as docs print it: "array, at least 1"
+    std::string default_text;  // "required", "none"
+    std::string help;
+};
+
+// One object's keys for docs and `wakesim list workloads -v`: its structured keys, then its
+// declared parameters. `name` is what `wakesim list workloads --markdown NAME` and the markers in
+// docs/scenarios.md call it ("pipe", "program.task", "hogs").
+struct ParamSection {
+    std::string name;
+    std::string title;
+    std::vector<KeyDoc> keys;
+    const ParamTable* table;
+};
+std::string section_markdown(const ParamSection& s);
+
+struct WorkloadKind {
+    std::string kind;         // as a scenario's "kind" names it
+    std::string description;  // what it models, citing the benchmark it stands for
+    ParamTable params;        // its scalar keys, declared once: read, checked, listed, documented
+    std::vector<KeyDoc> keys;            // its structured keys, read by its own reader (program: tasks)
+    std::vector<ParamSection> sections;  // its nested objects (program: channel, wake site, task)
+    WorkloadBuild (*build)(const WorkloadInput& in);  // reads its spec from `in`, then builds
+};
+
+// Every kind, in the order `wakesim list workloads` and docs/scenarios.md give them.
+const std::vector<WorkloadKind>& workload_kinds();
+const WorkloadKind* find_workload_kind(std::string_view kind);
+
+// Every table of the workloads: each kind's own, then its nested objects', then hogs and noise.
+const std::vector<ParamSection>& workload_param_sections();
+const ParamSection* find_workload_section(std::string_view name);
 
 // Validates and expands a scenario's "workload" object. Errors are InputError.
 WorkloadBuild build_workload(const JsonNode& w, const MachineProfile& prof, const Topology& topo);

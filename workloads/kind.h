@@ -1,0 +1,51 @@
+// What the kind files share: the registry's entry points (one per kind file), background hogs and
+// noise, CPU lists, the pipe cost model and the limits every reader applies.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "input/json_input.h"
+#include "input/params.h"
+#include "workloads/workloads.h"
+
+namespace wakesim {
+
+inline constexpr int64_t kMaxLoops = 1000000000;
+inline constexpr int64_t kMaxTime = 3600LL * kNsPerSec;
+
+// Each kind file's registry entry (workloads.cpp lists them).
+const WorkloadKind& pipe_workload();
+const WorkloadKind& messaging_workload();
+const WorkloadKind& program_workload();
+
+// The CPUs of cpulist parameter `name` of `obj` (read into `v`): empty (no restriction) when left
+// out; an InputError at its pointer when it is not a CPU list or names a CPU the machine lacks.
+CpuSet read_cpus(const JsonNode& obj, const ParamValues& v, std::string_view name, const Topology& topo);
+
+// `before` + the table's names + `after`: an object's keys in the order its errors list them.
+std::vector<std::string> keys_around(std::vector<std::string> before, const ParamTable& table,
+                                     const std::vector<std::string>& after);
+
+// pipe_write + the wake inside it: the wake happens after the copy, then the syscall returns.
+struct PipeCosts {
+    int64_t write_pre, read_pre, read_post;
+};
+PipeCosts pipe_costs(const MachineProfile& p);
+
+// Background tasks every kind accepts: "hogs" (CPU-bound, forever) and "noise" (periodic bursts).
+const ParamTable& hogs_params();
+const ParamTable& noise_params();
+struct BackgroundSpec {
+    int64_t hogs = 0;
+    TaskSpec hog;
+    int64_t noise = 0;
+    TaskSpec noise_task;
+    int64_t noise_period = 0, noise_run = 0;
+};
+BackgroundSpec read_background(const JsonNode& w, const Topology& topo);
+// Appends the hogs, then the noise tasks, after the workload's own tasks.
+void add_background(const BackgroundSpec& bg, WorkloadBuild& b);
+
+}  // namespace wakesim

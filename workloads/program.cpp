@@ -1,0 +1,357 @@
+// Task programs in rt-app's vocabulary (https://github.com/scheduler-tools/rt-app): tasks run,
+// sleep, post to and wait on channels, resume and suspend each other, meet at barriers and loop.
+// The JSON is read into a ProgramSpec (names resolved, every value checked), which is then compiled
+// into the Op code that workloads/program/task_program.h interprets.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "workloads/kind.h"
+
+namespace wakesim {
+
+namespace {
+
+constexpr int64_t kMaxTasks = 100000;
+
+const ParamTable& program_params() {
+    static const ParamTable t = {
+        // No declared range: the range is the machine's CPUs, checked by read_program.
+        {.name = "parent_cpu", .type = ParamType::integer, .default_value = "0",
+         .help = "the CPU all tasks are forked from: a CPU of the machine, 0 to its number of CPUs − 1"},
+    };
+    return t;
+}
+
+const ParamTable& channel_params() {
+    static const ParamTable t = {
+        {.name = "capacity", .type = ParamType::integer, .default_value = "0", .min = 0, .max = 1 << 30,
+         .help = "queued tokens before posters block. 0 means unbounded"},
+        {.name = "shared_data", .type = ParamType::size, .default_value = "0", .min = 0, .max = 1LL << 30,
+         .help = "bytes both sides touch (a request buffer): reading them on another CPU than the one that wrote "
+                 "them last costs the transfer by distance"},
+    };
+    return t;
+}
+
+const ParamTable& wake_site_params() {
+    static const ParamTable t = {
+        {.name = "sync_capable", .type = ParamType::boolean, .default_value = "false",
+         .help = "the waker is about to sleep, so WF_SYNC would be honest here. `wf_sync` adds WF_SYNC at such "
+                 "sites"},
+        {.name = "role", .type = ParamType::choice, .default_value = "generic", .choices = {"generic", "request", "reply"},
+         .help = "`request` wakes the side that serves and `reply` wakes the side that waits for an answer. "
+                 "`wf_current_cpu` uses WF_CURRENT_CPU at both"},
+        {.name = "iowait", .type = ParamType::boolean, .default_value = "false",
+         .help = "the wakee slept in an I/O wait (`io_schedule`): under schedutil its enqueue raises the CPU's "
+                 "iowait boost (128, doubling per wakeup within a tick, up to 1024)"},
+    };
+    return t;
+}
+
+const ParamTable& task_params() {
+    static const ParamTable t = {
+        {.name = "count", .type = ParamType::integer, .default_value = "1", .min = 1, .max = kMaxTasks,
+         .help = "identical instances. All program tasks together: at most 100000"},
+        {.name = "cpus", .type = ParamType::cpulist, .help = "allowed CPUs", .absent_means = "all CPUs"},
+        {.name = "nice", .type = ParamType::integer, .default_value = "0", .min = -20, .max = 19,
+         .help = "weight from the kernel's `sched_prio_to_weight` (ignored for `idle`)"},
+        {.name = "policy", .type = ParamType::choice, .default_value = "normal", .choices = {"normal", "batch", "idle"},
+         .help = "`SCHED_NORMAL`, `SCHED_BATCH` (does not preempt on wakeup), or `SCHED_IDLE` (minimal weight, and "
+                 "a CPU running only such tasks counts as idle for placement)"},
+        {.name = "role", .type = ParamType::choice, .default_value = "other", .choices = {"other", "requester", "server"},
+         .help = "used by policies: seesaw marks, `migrate_disable_wait`, `sched_idle_server` "
+                 "([policies.md](policies.md))"},
+        {.name = "kthread", .type = ParamType::boolean, .default_value = "false",
+         .help = "a per-CPU kthread. It must have `cpus` of exactly one CPU. A task it wakes may be stacked on its "
+                 "CPU (`select_idle_sibling`'s per-CPU-kthread rule), and balancing never moves it"},
+        {.name = "footprint", .type = ParamType::size, .default_value = "0", .min = 0, .max = 1LL << 30,
+         .help = "the task's working set, refilled after running elsewhere or going cold"},
+    };
+    return t;
+}
+
+// ---- the spec: what the JSON says, checked and with names resolved --------------------------------
+
+enum class StepKind : uint8_t { run, sleep, post, wait, resume, suspend, barrier, op, loop };
+
+struct Step {
+    StepKind kind = StepKind::run;
+    int64_t ns = 0;   // run, sleep: the duration; wait: the cost before blocking ("pre")
+    int64_t ns2 = 0;  // wait: the cost after the token arrives ("after")
+    int64_t n = 0;    // loop: iterations (0: forever); op: bytes
+    int target = 0;   // post, wait: channel; resume: task definition; barrier: barrier
+    std::vector<Step> body;  // loop
+};
+
+struct TaskDef {
+    std::string name;
+    int64_t count = 1;
+    TaskSpec spec;
+    std::vector<Step> steps;
+};
+
+struct ProgramSpec {
+    std::vector<Channel> channels;
+    std::vector<int> barriers;  // participants of each
+    std::vector<TaskDef> tasks;
+    int parent_cpu = 0;
+};
+
+WakeSite read_site(const JsonNode& n, const std::string& default_name) {
+    const ParamValues p = read_params(n, wake_site_params(), {"name", "flags"});
+    WakeSite s{n.string_or("name", default_name), 0, p.boolean("sync_capable"), SiteRole::generic, p.boolean("iowait")};
+    if (auto f = n.get("flags")) {
+        f->require_array();
+        for (size_t i = 0; i < f->size(); ++i) {
+            const std::string fl = (*f)[i].as_enum({"WF_SYNC", "WF_CURRENT_CPU"});
+            s.kernel_flags |= fl == "WF_SYNC" ? WF_SYNC : WF_CURRENT_CPU;
+        }
+    }
+    const std::string& role = p.choice("role");
+    s.role = role == "request" ? SiteRole::request : role == "reply" ? SiteRole::reply : SiteRole::generic;
+    return s;
+}
+
+std::vector<std::string> names_of(const std::map<std::string, int>& ix) {
+    std::vector<std::string> out;
+    for (const auto& kv : ix) out.push_back(kv.first);
+    return out;
+}
+
+// Steps: {"run": "5us"} {"sleep": "1ms"} {"post": ch} {"wait": ch, "pre": d, "after": d}
+// {"resume": task} {"suspend": true} {"barrier": b} {"op": bytes} {"loop": n, "do": [...]}
+struct StepReader {
+    const std::map<std::string, int>& chans;
+    const std::map<std::string, int>& barriers;
+    const std::map<std::string, int>& tasks;
+
+    // A channel named by a string: a non-string is a type error, an unknown name gets the near miss.
+    int channel(const JsonNode& c) const {
+        const std::string cn = c.as_string();
+        auto it = chans.find(cn);
+        return it != chans.end() ? it->second : chans.at(c.as_enum(names_of(chans)));  // as_enum fails
+    }
+
+    // Reads `arr` into `out`. Returns whether the steps include one that takes simulated time or
+    // blocks: a loop without one would spin forever at one instant.
+    bool read(const JsonNode& arr, std::vector<Step>& out) const {
+        arr.require_array();
+        bool waits = false;
+        for (size_t k = 0; k < arr.size(); ++k) {
+            JsonNode st = arr[k];
+            st.require_object();
+            Step s;
+            if (st.has("run")) {
+                st.check_keys({"run"});
+                waits = true;
+                s.kind = StepKind::run;
+                s.ns = st.at("run").as_duration_ns(1, kMaxTime);
+            } else if (st.has("sleep")) {
+                st.check_keys({"sleep"});
+                waits = true;
+                s.kind = StepKind::sleep;
+                s.ns = st.at("sleep").as_duration_ns(1, kMaxTime);
+            } else if (st.has("post")) {
+                st.check_keys({"post"});
+                s.kind = StepKind::post;
+                s.target = channel(st.at("post"));
+            } else if (st.has("wait")) {
+                st.check_keys({"wait", "pre", "after"});
+                waits = true;
+                s.kind = StepKind::wait;
+                s.target = channel(st.at("wait"));
+                s.ns = st.duration_or("pre", 0, 0, kMaxTime);
+                s.ns2 = st.duration_or("after", 0, 0, kMaxTime);
+            } else if (st.has("resume")) {
+                st.check_keys({"resume"});
+                s.kind = StepKind::resume;
+                s.target = tasks.at(st.at("resume").as_enum(names_of(tasks)));
+            } else if (st.has("suspend")) {
+                st.check_keys({"suspend"});
+                if (!st.at("suspend").as_bool()) st.at("suspend").fail("expected true (a step that suspends the task)");
+                waits = true;
+                s.kind = StepKind::suspend;
+            } else if (st.has("barrier")) {
+                st.check_keys({"barrier"});
+                waits = true;
+                s.kind = StepKind::barrier;
+                s.target = barriers.at(st.at("barrier").as_enum(names_of(barriers)));
+            } else if (st.has("op")) {
+                st.check_keys({"op"});
+                s.kind = StepKind::op;
+                s.n = st.at("op").as_int(0, 1 << 30);
+            } else if (st.has("loop")) {
+                st.check_keys({"loop", "do"});
+                s.kind = StepKind::loop;
+                s.n = st.at("loop").as_int(0, kMaxLoops);
+                if (!read(st.at("do"), s.body))
+                    st.at("do").fail("expected a loop body with a step that takes time or blocks (run, sleep, wait, "
+                                     "suspend or barrier); this loop would spin without simulated time passing");
+                waits = true;
+            } else {
+                st.fail("expected a step with one of: run, sleep, post, wait, resume, suspend, barrier, op, loop");
+            }
+            out.push_back(std::move(s));
+        }
+        return waits;
+    }
+};
+
+ProgramSpec read_program(const WorkloadInput& in) {
+    const JsonNode& w = in.json;
+    ProgramSpec s;
+    std::map<std::string, int> chan_ix, barrier_ix, task_ix;
+    if (auto chans = w.get("channels")) {
+        chans->require_object();
+        for (const auto& name : chans->keys()) {
+            JsonNode c = chans->at(name);
+            const ParamValues p = read_params(c, channel_params(), {"wake", "writer_wake"});
+            Channel ch;
+            ch.name = name;
+            ch.capacity = p.integer("capacity");
+            ch.shared_bytes = p.size_bytes("shared_data");
+            const WakeSite plain{name, 0, false, SiteRole::generic};
+            ch.read_site = c.has("wake") ? read_site(c.at("wake"), name) : plain;
+            ch.write_site = c.has("writer_wake") ? read_site(c.at("writer_wake"), name) : plain;
+            chan_ix[name] = static_cast<int>(s.channels.size());
+            s.channels.push_back(ch);
+        }
+    }
+    if (auto bars = w.get("barriers")) {
+        bars->require_object();
+        for (const auto& name : bars->keys()) {
+            barrier_ix[name] = static_cast<int>(s.barriers.size());
+            s.barriers.push_back(static_cast<int>(bars->at(name).as_int(1, kMaxTasks)));
+        }
+    }
+    JsonNode tasks = w.at("tasks");
+    tasks.require_array();
+    if (tasks.size() == 0) tasks.fail("expected at least one task");
+    // First pass: names, counts and the other scalars (a task may resume one defined later).
+    std::vector<ParamValues> params;
+    int64_t total = 0;
+    for (size_t i = 0; i < tasks.size(); ++i) {
+        JsonNode t = tasks[i];
+        t.require_object();
+        TaskDef d;
+        d.name = t.at("name").as_string();
+        if (d.name.empty() || d.name.find(' ') != std::string::npos)
+            t.at("name").fail("expected a task name without spaces");
+        if (task_ix.count(d.name)) t.at("name").fail("expected a unique task name, \"" + d.name + "\" is used twice");
+        t.check_keys(keys_around({"name"}, task_params(), {"program"}));  // in this order in the error's list
+        params.push_back(read_params(t, task_params(), {"name", "program"}));
+        d.count = params.back().integer("count");
+        task_ix[d.name] = static_cast<int>(s.tasks.size());
+        total += d.count;
+        if (total > kMaxTasks) t.fail("expected at most 100000 tasks in all");
+        s.tasks.push_back(std::move(d));
+    }
+    const StepReader steps{chan_ix, barrier_ix, task_ix};
+    for (size_t i = 0; i < tasks.size(); ++i) {
+        JsonNode t = tasks[i];
+        const ParamValues& p = params[i];
+        TaskSpec& spec = s.tasks[i].spec;
+        spec.footprint_kib = p.size_bytes("footprint") / 1024;
+        spec.allowed = read_cpus(t, p, "cpus", in.topo);
+        spec.nice = static_cast<int>(p.integer("nice"));
+        const std::string& pol = p.choice("policy");
+        spec.policy = pol == "idle" ? SchedPolicy::idle : pol == "batch" ? SchedPolicy::batch : SchedPolicy::normal;
+        const std::string& role = p.choice("role");
+        spec.role = role == "requester" ? TaskRole::requester : role == "server" ? TaskRole::server : TaskRole::other;
+        spec.per_cpu_kthread = p.boolean("kthread");
+        if (spec.per_cpu_kthread && spec.allowed.count() != 1)
+            t.at("kthread").fail("expected a kthread to be pinned to exactly one CPU (\"cpus\": \"N\")");
+        steps.read(t.at("program"), s.tasks[i].steps);
+    }
+    if (in.params.given("parent_cpu")) s.parent_cpu = static_cast<int>(w.at("parent_cpu").as_int(0, in.topo.nr_cpus() - 1));
+    return s;
+}
+
+// ---- the build: Op code for the interpreter ---------------------------------------------------------
+
+// `first` maps a task definition to the index of its first instance (the one "resume" wakes).
+void compile(const std::vector<Step>& steps, const std::vector<int32_t>& first, std::vector<Op>& code) {
+    for (const Step& s : steps) {
+        switch (s.kind) {
+            case StepKind::run: code.push_back(Op{Op::run, s.ns, 0, 0, 0, 0}); break;
+            case StepKind::sleep: code.push_back(Op{Op::sleep, s.ns, 0, 0, 0, 0}); break;
+            case StepKind::post: code.push_back(Op{Op::post, 0, 0, s.target, 0, 0}); break;
+            case StepKind::wait: code.push_back(Op{Op::wait, s.ns, s.ns2, s.target, 0, 0}); break;
+            case StepKind::resume: code.push_back(Op{Op::resume, 0, 0, first[static_cast<size_t>(s.target)], 0, 0}); break;
+            case StepKind::suspend: code.push_back(Op{Op::suspend, 0, 0, 0, 0, 0}); break;
+            case StepKind::barrier: code.push_back(Op{Op::barrier, 0, 0, s.target, 0, 0}); break;
+            case StepKind::op: code.push_back(Op{Op::count_op, 0, 0, 0, 0, static_cast<uint32_t>(s.n)}); break;
+            case StepKind::loop: {
+                const auto begin = static_cast<int32_t>(code.size());
+                code.push_back(Op{Op::loop_begin, 0, 0, static_cast<int32_t>(s.n), 0, 0});
+                compile(s.body, first, code);
+                code.push_back(Op{Op::loop_end, 0, 0, 0, begin, 0});
+                break;
+            }
+        }
+    }
+}
+
+WorkloadBuild build_program(const ProgramSpec& s) {
+    WorkloadBuild b;
+    b.kind = "program";
+    b.channels = s.channels;
+    b.barriers = s.barriers;
+    std::vector<int32_t> first;
+    int32_t next = 0;
+    for (const TaskDef& d : s.tasks) {
+        first.push_back(next);
+        next += static_cast<int32_t>(d.count);
+    }
+    for (const TaskDef& d : s.tasks) {
+        std::vector<Op> code;
+        compile(d.steps, first, code);
+        for (int64_t k = 0; k < d.count; ++k) {
+            ProgramTask pt;
+            pt.spec = d.spec;
+            pt.spec.comm = d.count > 1 ? d.name + "-" + std::to_string(k) : d.name;
+            pt.code = code;
+            b.tasks.push_back(std::move(pt));
+        }
+    }
+    b.parent_cpu = s.parent_cpu;
+    return b;
+}
+
+WorkloadBuild make_program(const WorkloadInput& in) { return build_program(read_program(in)); }
+
+}  // namespace
+
+const WorkloadKind& program_workload() {
+    // Keys read by read_program's own code (not plain scalars), documented next to the tables.
+    static const std::vector<KeyDoc> channel_keys = {
+        {"wake", "wake site", "`{}`", "how a post wakes a waiting reader"},
+        {"writer_wake", "wake site", "`{}`", "how a read wakes a poster blocked on a full channel"},
+    };
+    static const std::vector<KeyDoc> wake_site_keys = {
+        {"name", "string", "the channel name", "a label for the site"},
+        {"flags", "array of `\"WF_SYNC\"`, `\"WF_CURRENT_CPU\"`", "`[]`", "mainline's flags at this site"},
+    };
+    static const std::vector<KeyDoc> task_keys = {
+        {"name", "string without spaces, unique", "required",
+         "the comm. With `count` > 1, the instances are `name-0`, `name-1`, ..."},
+        {"program", "array of steps", "required", "below"},
+    };
+    static const WorkloadKind k{
+        .kind = "program",
+        .description = "task programs in rt-app's vocabulary: run, sleep, post/wait, resume/suspend, barrier, loop",
+        .params = program_params(),
+        .keys = {{"channels", "object: name -> channel", "none", "the channels, below"},
+                 {"barriers", "object: name -> integer 1..100000", "none",
+                  "a cyclic barrier and its number of participants"},
+                 {"tasks", "array, at least 1", "required", "the tasks, below"}},
+        .sections = {{"program.channel", "program: a channel", channel_keys, &channel_params()},
+                     {"program.wake", "program: a wake site", wake_site_keys, &wake_site_params()},
+                     {"program.task", "program: a task", task_keys, &task_params()}},
+        .build = make_program,
+    };
+    return k;
+}
+
+}  // namespace wakesim
