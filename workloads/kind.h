@@ -1,5 +1,4 @@
-// What the kind files share: the registry's entry points (one per kind file), background hogs and
-// noise, CPU lists, the pipe cost model and the limits every reader applies.
+// What the kind files share: background hogs and noise, CPU lists, the pipe cost model and the limits every reader applies.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -14,11 +13,6 @@ namespace wakesim {
 
 inline constexpr int64_t kMaxLoops = 1000000000;
 inline constexpr int64_t kMaxTime = 3600LL * kNsPerSec;
-
-// Each kind file's registry entry (workloads.cpp lists them).
-const WorkloadKind& pipe_workload();
-const WorkloadKind& messaging_workload();
-const WorkloadKind& program_workload();
 
 // The CPUs of cpulist parameter `name` of `obj` (read into `v`): empty (no restriction) when left
 // out; an InputError at its pointer when it is not a CPU list or names a CPU the machine lacks.

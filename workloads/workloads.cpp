@@ -1,6 +1,6 @@
 // The registry of workload kinds, the generic part of reading a workload object, and the helpers
-// the kind files share. Adding a kind: a file like pipe.cpp that defines its entry, its
-// declaration in kind.h, and one line in workload_kinds().
+// the kind files share. Adding a kind: a file like pipe.cpp that defines its entry, and its line
+// below (declaration and table row).
 #include "workloads/workloads.h"
 
 #include <stdexcept>
@@ -9,6 +9,11 @@
 #include "workloads/kind.h"
 
 namespace wakesim {
+
+// Each kind file defines its entry.
+const WorkloadKind& pipe_workload();
+const WorkloadKind& messaging_workload();
+const WorkloadKind& program_workload();
 
 const std::vector<WorkloadKind>& workload_kinds() {
     static const std::vector<WorkloadKind> kinds = {
