@@ -1,4 +1,5 @@
-// What the kind files share: background hogs and noise, CPU lists, the pipe cost model and the limits every reader applies.
+// What the kind files share: background hogs and noise, CPU lists, the pipe cost model and the
+// limits every reader applies.
 #pragma once
 #include <cstdint>
 #include <string>
