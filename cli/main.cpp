@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "policies/registry.h"
 #include "input/input_error.h"
@@ -71,12 +72,14 @@ int list_cmd(const std::string& what, bool markdown) {
             }
         }
     } else if (what == "machines") {
-        for (const auto& t : topology_presets()) {
-            MachineProfile p = make_machine_profile(t.name);
-            Topology topo = make_topology_preset(t.name);
-            std::printf("%s: %s (%d CPUs)\n  profile source: %s\n", t.name.c_str(), t.description.c_str(),
-                        topo.nr_cpus(), p.source.c_str());
-            print_profile(p, "    ");
+        std::vector<MachineFile> all;  // every file read before anything is printed: an error is one line
+        for (const auto& name : machine_names()) all.push_back(load_machine_file(machine_path(name)));
+        std::printf("machine files in %s (docs/machines.md):\n", machines_dir().c_str());
+        for (const MachineFile& m : all) {
+            const std::string& name = m.profile.name;
+            std::printf("%s: %s (%d CPUs)\n  profile source: %s\n", name.c_str(), m.topo.description().c_str(),
+                        m.topo.nr_cpus(), m.profile.source.c_str());
+            print_profile(m.profile, "    ");
         }
     } else if (what == "features") {
         for (const auto& f : feature_table())
@@ -87,19 +90,30 @@ int list_cmd(const std::string& what, bool markdown) {
     return 0;
 }
 
-Topology load_topo_arg(const std::string& arg) {
-    if (is_topology_preset(arg)) return make_topology_preset(arg);
-    if (!std::filesystem::exists(arg)) {
-        std::vector<std::string> names;
-        for (const auto& p : topology_presets()) names.push_back(p.name);
-        std::string hint = nearest_name(arg, names);
-        std::string list;
-        for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-        throw InputError(arg, "", "expected a machine preset (" + list + ") or a topology JSON file" +
+// `topo show`'s argument: a machine name, a machine file or a topology file (no profile).
+struct ShownMachine {
+    Topology topo;
+    std::optional<MachineProfile> profile;
+};
+
+ShownMachine load_topo_arg(const std::string& arg) {
+    if (is_machine_name(arg)) {
+        MachineFile m = load_machine_file(machine_path(arg));
+        return {std::move(m.topo), std::move(m.profile)};
+    }
+    if (!is_machine_path(arg) && !std::filesystem::exists(arg)) {
+        const std::string hint = nearest_name(arg, machine_names());
+        throw InputError(arg, "", "expected a machine (" + machine_names_text() +
+                                      "), a machine file or a topology JSON file" +
                                       (hint.empty() ? "" : "; did you mean \"" + hint + "\"?"));
     }
     nlohmann::json doc = load_json_file(arg);
-    return topology_from_json(JsonNode(doc, arg));
+    const JsonNode node(doc, arg);
+    if (doc.is_object() && doc.contains("topology")) {
+        MachineFile m = machine_file_from_json(node);
+        return {std::move(m.topo), std::move(m.profile)};
+    }
+    return {topology_from_json(node), std::nullopt};
 }
 
 void refuse_overwrite(const std::string& path, bool force) {
@@ -169,11 +183,17 @@ int main(int argc, char** argv) {
     auto* show = topo->add_subcommand("show", "print a machine's CPUs, sched domains and profile");
     std::string topo_arg;
     bool topo_json = false;
-    show->add_option("machine", topo_arg, "preset name or topology JSON file")->required();
+    show->add_option("machine", topo_arg, "machine name, machine file or topology JSON file")->required();
     show->add_flag("--json", topo_json, "print JSON");
     auto* import = topo->add_subcommand("import", "read a copy of /sys/devices/system/cpu and print its JSON");
     std::string import_dir;
     import->add_option("dir", import_dir, "directory (a copy of /sys/devices/system/cpu)")->required();
+
+    std::string machines;
+    for (auto* sub : {run, explain, list, show})
+        sub->add_option("--machines", machines,
+                        "directory of machine files (default: $WAKESIM_MACHINES, else the installed "
+                        "share/wakesim/machines, else the source tree's machines/)");
 
     try {
         app.parse(argc, argv);
@@ -189,6 +209,7 @@ int main(int argc, char** argv) {
     }
 
     try {
+        if (!machines.empty()) set_machines_dir(machines);
         if (*list) {
             if (what == "workloads") return list_workloads(list_verbose, list_markdown, list_table);
             if (list_verbose || !list_table.empty())
@@ -198,16 +219,16 @@ int main(int argc, char** argv) {
             return list_cmd(what, list_markdown);
         }
         if (*show) {
-            Topology t = load_topo_arg(topo_arg);
+            const ShownMachine shown = load_topo_arg(topo_arg);
+            const Topology& t = shown.topo;
             SchedDomains sd = SchedDomains::build(t);
             if (topo_json) {
                 nlohmann::json j;
                 j["topology"] = t.to_json();
                 j["sched_domains"] = sd.to_json();
-                if (is_machine_profile(t.name())) {
-                    MachineProfile p = make_machine_profile(t.name());
+                if (shown.profile) {
                     nlohmann::json pj = nlohmann::json::array();
-                    for (const auto& l : p.describe())
+                    for (const auto& l : shown.profile->describe())
                         pj.push_back({{"name", l.name}, {"value", l.value}, {"unit", l.unit}, {"help", l.help}, {"source", l.source}});
                     j["profile"] = pj;
                 }
@@ -217,10 +238,9 @@ int main(int argc, char** argv) {
                             t.description().c_str(), t.nr_cpus(), t.nr_nodes(), t.smt_present() ? "yes" : "no",
                             t.has_clusters() ? "yes" : "no", t.asym_capacity() ? "yes" : "no");
                 std::cout << sd.describe(t);
-                if (is_machine_profile(t.name())) {
-                    MachineProfile p = make_machine_profile(t.name());
-                    std::printf("profile %s (source: %s)\n", p.name.c_str(), p.source.c_str());
-                    print_profile(p, "  ");
+                if (shown.profile) {
+                    std::printf("profile %s (source: %s)\n", shown.profile->name.c_str(), shown.profile->source.c_str());
+                    print_profile(*shown.profile, "  ");
                 }
             }
             return 0;

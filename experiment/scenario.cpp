@@ -1,6 +1,7 @@
 #include "experiment/scenario.h"
 
 #include <filesystem>
+#include <optional>
 #include <set>
 
 #include "policies/registry.h"
@@ -18,26 +19,41 @@ std::string dir_of(const std::string& file) {
     return p.empty() ? std::string(".") : p.string();
 }
 
+// The machine file a string names: a machine of the machines directory, or a file path (with a '/'
+// or ending in .json), relative to the scenario's folder.
+MachineFile machine_file_named(const JsonNode& node, const std::string& base_dir) {
+    const std::string s = node.as_string();
+    if (!is_machine_path(s)) {
+        if (!is_machine_name(s)) {
+            const std::string hint = nearest_name(s, machine_names());
+            node.fail("expected a machine (" + machine_names_text() + ") or a machine file (\"box.json\"); got " +
+                      quote_for_message(s) + (hint.empty() ? "" : " (did you mean " + quote_for_message(hint) + "?)"));
+        }
+        return load_machine_file(machine_path(s));
+    }
+    const std::string path = std::filesystem::path(s).is_absolute() ? s : base_dir + "/" + s;
+    if (!std::filesystem::is_regular_file(path)) node.fail("expected a machine file; \"" + path + "\" does not exist");
+    return load_machine_file(path);
+}
+
 }  // namespace
 
 Machine machine_from_json(const JsonNode& node, const std::string& base_dir) {
     Machine m;
-    std::vector<std::string> presets;
-    for (const auto& p : topology_presets()) presets.push_back(p.name);
     if (node.is_string()) {
-        const std::string name = node.as_enum(presets);
-        m.topo = std::make_shared<Topology>(make_topology_preset(name));
-        m.profile = make_machine_profile(name);
+        MachineFile f = machine_file_named(node, base_dir);
+        m.topo = std::make_shared<Topology>(std::move(f.topo));
+        m.profile = std::move(f.profile);
     } else {
         node.require_object();
         node.check_keys({"preset", "topology", "profile", "reclaim_distance"});
         if (node.has("preset") == node.has("topology"))
-            node.fail("expected exactly one of \"preset\" (a machine name) or \"topology\" (a file or an object)");
-        std::string profile_base;
+            node.fail("expected exactly one of \"preset\" (a machine name or file) or \"topology\" (a file or an object)");
+        std::optional<MachineProfile> base;
         if (auto p = node.get("preset")) {
-            const std::string name = p->as_enum(presets);
-            m.topo = std::make_shared<Topology>(make_topology_preset(name));
-            profile_base = name;
+            MachineFile f = machine_file_named(*p, base_dir);
+            m.topo = std::make_shared<Topology>(std::move(f.topo));
+            base = std::move(f.profile);
         } else {
             JsonNode t = node.at("topology");
             if (t.is_string()) {
@@ -51,20 +67,15 @@ Machine machine_from_json(const JsonNode& node, const std::string& base_dir) {
         }
         if (auto prof = node.get("profile")) {
             prof->require_object();
-            if (auto base = prof->get("base")) profile_base = base->as_enum(machine_profile_names());
-            if (profile_base.empty())
-                prof->fail("expected \"base\": the machine profile whose costs this topology uses (one of: " +
-                           [] {
-                               std::string s;
-                               for (const auto& n : machine_profile_names()) s += (s.empty() ? "" : ", ") + n;
-                               return s;
-                           }() + ")");
-            m.profile = make_machine_profile(profile_base);
+            if (auto b = prof->get("base")) base = machine_file_named(*b, base_dir).profile;
+            if (!base)
+                prof->fail("expected \"base\": the machine whose costs this topology uses (one of: " +
+                           machine_names_text() + ", or a machine file)");
+            m.profile = std::move(*base);
             m.profile.apply_overrides(*prof);
         } else {
-            if (profile_base.empty())
-                node.fail("expected \"profile\": {\"base\": ...} for a topology that is not a preset");
-            m.profile = make_machine_profile(profile_base);
+            if (!base) node.fail("expected \"profile\": {\"base\": ...} for a topology that is not a machine's");
+            m.profile = std::move(*base);
         }
     }
     const int reclaim = node.is_object() ? static_cast<int>(node.int_or("reclaim_distance", 30, 10, 255)) : 30;
@@ -186,7 +197,7 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
                 const std::string ptr = e.pointer();
                 const std::string set_ptr = cn.pointer() + "/set" + ptr;
                 bool from_set = false;
-                if (cn.has("set")) {
+                if (cn.has("set") && e.file() == file) {  // not for an error inside a machine file
                     try {
                         from_set = !ptr.empty() && cn.at("set").raw().contains(nlohmann::json::json_pointer(ptr));
                     } catch (...) {

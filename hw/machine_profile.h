@@ -1,11 +1,13 @@
 // Hardware and kernel-path costs of one machine: every constant is a named parameter with a unit,
-// a default per preset and its source (docs/machines.md). One profile per machine, never one per
-// scenario row.
+// and each machine file (machines/<name>.json, docs/machines.md) gives its value and source. One
+// profile per machine, never one per scenario row.
 #pragma once
 #include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
+
+#include "topology/topology.h"
 
 namespace wakesim {
 
@@ -13,7 +15,7 @@ class JsonNode;
 
 struct MachineProfile {
     std::string name;
-    std::string source;  // where the preset's numbers come from
+    std::string source;  // where the machine's numbers come from, for parameters without their own
 
     // Kernel path costs (wall time at nominal frequency).
     int64_t syscall_ns = 100;         // null syscall entry + exit
@@ -87,8 +89,17 @@ struct MachineProfile {
     void apply_overrides(const JsonNode& node);
 };
 
-std::vector<std::string> machine_profile_names();
-bool is_machine_profile(const std::string& name);
-MachineProfile make_machine_profile(const std::string& name);  // throws std::out_of_range
+// Reads a machine file's "profile": "source" and every parameter as {"value", "source"?, "note"?}.
+MachineProfile profile_from_json(const JsonNode& node, std::string name);
+
+// A machine file: its topology and its profile, both named after the file.
+struct MachineFile {
+    Topology topo;
+    MachineProfile profile;
+};
+MachineFile machine_file_from_json(const JsonNode& doc);  // doc.file() names the machine
+MachineFile load_machine_file(const std::string& path);
+// The profile of the machine `name` in the machines directory; throws std::out_of_range if unknown.
+MachineProfile make_machine_profile(const std::string& name);
 
 }  // namespace wakesim

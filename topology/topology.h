@@ -120,18 +120,30 @@ private:
     std::unique_ptr<Graph> graph_;
 };
 
-// Named presets (altra-80, xeon-2s-16c32t, e5-2650-2s, epyc-zen4-2s, bl-4-3-1, kvm-2vcpu).
-struct TopologyPresetInfo {
-    std::string name;
-    std::string description;  // the machine it approximates
-};
-std::vector<TopologyPresetInfo> topology_presets();
-bool is_topology_preset(const std::string& name);
-Topology make_topology_preset(const std::string& name);  // throws std::out_of_range if unknown
-
 class JsonNode;
 // Reads a topology description (compact form or explicit "cpus" list). Errors are InputError.
 Topology topology_from_json(const JsonNode& node);
+// The same under the given name and description (the node has no "name" or "description").
+Topology topology_from_json(const JsonNode& node, std::string name, std::string description);
+
+// Machines are data: one JSON file per machine, <name>.json, in the machines directory
+// (docs/machines.md). That directory is the one given to set_machines_dir() (the --machines
+// option), else $WAKESIM_MACHINES, else <program dir>/../share/wakesim/machines (installed), else
+// the source tree's machines/. An explicit directory that does not exist is an InputError.
+void set_machines_dir(std::string dir);
+std::string machines_dir();
+std::vector<std::string> machine_names();               // the files' names without .json, sorted
+std::string machine_names_text();                       // "altra-80, bl-4-3-1, ...", for messages
+bool is_machine_path(const std::string& s);             // has a '/' or ends in .json: a file, not a name
+bool is_machine_name(const std::string& s);             // a machine of the machines directory
+std::string machine_path(const std::string& name);      // throws std::out_of_range naming the machines
+std::string machine_name_of(const std::string& path);   // the file name without .json
+// A machine file's topology, named after the file (doc.file()), with the file's "description".
+// Checks the document's top-level keys; errors are InputError.
+Topology machine_topology_from_json(const JsonNode& doc);
+// The topology of the machine `name` in the machines directory; throws std::out_of_range if unknown.
+Topology make_topology_preset(const std::string& name);
+
 // Reads a copy of /sys/devices/system/cpu (topology/, cache/index*/shared_cpu_list,
 // cpu_capacity) plus, if present next to it, ../node/node*/distance. Errors are InputError.
 Topology import_sysfs(const std::string& dir);

@@ -152,12 +152,15 @@ Topology read_explicit(const JsonNode& node, std::string name, std::string descr
 }  // namespace
 
 // The JSON counterpart of Topology::from_compact / from_cpus.
-Topology topology_from_json(const JsonNode& node) {
+Topology topology_from_json(const JsonNode& node, std::string name, std::string description) {
     node.require_object();
-    std::string name = node.string_or("name", "custom");
-    std::string description = node.string_or("description", "");
     if (node.has("cpus")) return read_explicit(node, std::move(name), std::move(description));
     return read_compact(node, std::move(name), std::move(description));
+}
+
+Topology topology_from_json(const JsonNode& node) {
+    node.require_object();
+    return topology_from_json(node, node.string_or("name", "custom"), node.string_or("description", ""));
 }
 
 }  // namespace wakesim

@@ -1,118 +1,99 @@
-// Named machines, one table: each entry says which real machine it approximates and why its
-// shape is what the scheduler sees there (see docs/topology.md).
+// Machines are data: one JSON file per machine in the machines directory (docs/machines.md). This
+// file finds that directory, lists its machines and reads a machine file's topology; the profile
+// part is read in hw/machine_profile.cpp.
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
 #include <stdexcept>
 
+#include "input/json_input.h"
 #include "topology/topology.h"
 
 namespace wakesim {
 
+namespace fs = std::filesystem;
+
 namespace {
 
-struct Preset {
-    const char* name;
-    const char* description;
-    Topology (*make)(const char* name, const char* description);
-};
-
-Topology make_altra(const char* name, const char* description) {
-    CompactShape s;
-    s.cores_per_cluster = 80;
-    return Topology::from_compact(name, description, s);
+std::string& dir_option() {
+    static std::string dir;
+    return dir;
 }
 
-Topology make_two_socket_intel(const char* name, const char* description) {
-    CompactShape s;
-    s.packages = 2;
-    s.cores_per_cluster = 8;
-    s.threads_per_core = 2;
-    s.numbering = CpuNumbering::siblings_split;
-    s.node_distance = {{10, 21}, {21, 10}};
-    return Topology::from_compact(name, description, s);
+std::string explicit_dir(const std::string& dir, const char* from) {
+    if (!fs::is_directory(dir))
+        throw InputError(dir, "", std::string("expected a directory of machine files (from ") + from + ")");
+    return dir;
 }
-
-Topology make_epyc_zen4(const char* name, const char* description) {
-    CompactShape s;
-    s.packages = 2;
-    s.llcs_per_node = 12;
-    s.cores_per_cluster = 8;
-    s.threads_per_core = 2;
-    s.numbering = CpuNumbering::siblings_split;
-    s.node_distance = {{10, 32}, {32, 10}};
-    return Topology::from_compact(name, description, s);
-}
-
-Topology make_phone(const char* name, const char* description) {
-    // Clusters of unequal size cannot be written compactly.
-    std::vector<CpuInfo> cpus;
-    auto add = [&](int count, int cluster, int capacity) {
-        for (int i = 0; i < count; ++i) {
-            const int id = static_cast<int>(cpus.size());
-            cpus.push_back(CpuInfo{id, id, cluster, 0, 0, 0, capacity});
-        }
-    };
-    add(4, 0, 160);   // Cortex-A55
-    add(3, 1, 768);   // Cortex-A78
-    add(1, 2, 1024);  // Cortex-X1
-    return Topology::from_cpus(name, description, std::move(cpus), {{10}}, true);
-}
-
-Topology make_kvm(const char* name, const char* description) {
-    CompactShape s;
-    s.cores_per_cluster = 2;
-    return Topology::from_compact(name, description, s);
-}
-
-const Preset kPresets[] = {
-    {"altra-80",
-     "Ampere Altra Q80-30: 80 Neoverse-N1 cores, no SMT, 1 package, 1 NUMA node. Core pairs share no "
-     "cache, so the kernel limits CLS to one CPU and MC spans the whole package (the SLC is the LLC).",
-     make_altra},
-    {"xeon-2s-16c32t",
-     "Generic two-socket Intel Xeon: 2 x 8 cores x 2 threads, one L3 and one NUMA node per socket, "
-     "SLIT distance 21, siblings numbered +16 (CPU c and c+16 share a core).",
-     make_two_socket_intel},
-    {"e5-2650-2s",
-     "2 x Intel Xeon E5-2650 v2 (Ivy Bridge-EP, 8 cores/16 threads, 2.6 GHz, 20 MB L3 per socket): "
-     "one node per socket, SLIT distance 21, siblings numbered +16.",
-     make_two_socket_intel},
-    {"epyc-zen4-2s",
-     "2 x AMD EPYC 9654 (Genoa, Zen 4): 2 sockets x 12 CCX x 8 cores x 2 threads = 384 CPUs, a 32 MB "
-     "L3 per CCX, NPS1 (one node per socket), SLIT distance 32; CPUs 0-191 are the first thread of every "
-     "core, 192-383 their siblings.",
-     make_epyc_zen4},
-    {"bl-4-3-1",
-     "Snapdragon 888-class phone SoC: 4 little Cortex-A55 (capacity 160), 3 big Cortex-A78 (768), "
-     "1 prime Cortex-X1 (1024), one DSU L3 shared by all, each core type its own cluster.",
-     make_phone},
-    {"kvm-2vcpu",
-     "KVM guest with 2 vCPUs on an AMD EPYC Zen 4 host: no SMT exposed, one LLC, one node (the "
-     "project's development machine).",
-     make_kvm},
-};
 
 }  // namespace
 
-std::vector<TopologyPresetInfo> topology_presets() {
-    std::vector<TopologyPresetInfo> out;
-    for (const Preset& p : kPresets) out.push_back({p.name, p.description});
-    return out;
+void set_machines_dir(std::string dir) { dir_option() = std::move(dir); }
+
+std::string machines_dir() {
+    if (!dir_option().empty()) return explicit_dir(dir_option(), "--machines");
+    if (const char* env = std::getenv("WAKESIM_MACHINES"); env && *env) return explicit_dir(env, "WAKESIM_MACHINES");
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+        const fs::path installed = exe.parent_path().parent_path() / "share" / "wakesim" / "machines";
+        if (fs::is_directory(installed)) return installed.string();
+    }
+#ifdef WAKESIM_SOURCE_MACHINES_DIR
+    if (fs::is_directory(WAKESIM_SOURCE_MACHINES_DIR)) return WAKESIM_SOURCE_MACHINES_DIR;
+#endif
+    throw InputError("machines", "",
+                     "expected a directory of machine files: give --machines DIR or set WAKESIM_MACHINES (none is "
+                     "installed next to the program)");
 }
 
-bool is_topology_preset(const std::string& name) {
-    for (const Preset& p : kPresets)
-        if (name == p.name) return true;
-    return false;
+std::vector<std::string> machine_names() {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(machines_dir()))
+        if (e.path().extension() == ".json" && e.is_regular_file()) names.push_back(e.path().stem().string());
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+std::string machine_names_text() {
+    std::string text;
+    for (const auto& n : machine_names()) text += (text.empty() ? "" : ", ") + n;
+    return text;
+}
+
+bool is_machine_path(const std::string& s) {
+    return s.find('/') != std::string::npos || (s.size() > 5 && s.compare(s.size() - 5, 5, ".json") == 0);
+}
+
+bool is_machine_name(const std::string& s) {
+    return !s.empty() && !is_machine_path(s) && fs::is_regular_file(fs::path(machines_dir()) / (s + ".json"));
+}
+
+std::string machine_path(const std::string& name) {
+    if (!is_machine_name(name))
+        throw std::out_of_range("unknown machine \"" + name + "\"; valid values are: " + machine_names_text());
+    return (fs::path(machines_dir()) / (name + ".json")).string();
+}
+
+std::string machine_name_of(const std::string& path) { return fs::path(path).stem().string(); }
+
+Topology machine_topology_from_json(const JsonNode& doc) {
+    doc.require_object();
+    doc.check_keys({"description", "topology", "profile"});
+    const std::string description = doc.at("description").as_string();
+    const JsonNode t = doc.at("topology");
+    t.require_object();
+    for (const char* k : {"name", "description"})
+        if (t.has(k))
+            t.at(k).fail("expected no \"name\" or \"description\" here: a machine's name is its file name and its "
+                         "description is the file's \"description\"");
+    return topology_from_json(t, machine_name_of(doc.file()), description);
 }
 
 Topology make_topology_preset(const std::string& name) {
-    for (const Preset& p : kPresets)
-        if (name == p.name) return p.make(p.name, p.description);
-    std::string valid;
-    for (const Preset& p : kPresets) {
-        if (!valid.empty()) valid += ", ";
-        valid += p.name;
-    }
-    throw std::out_of_range("unknown topology preset \"" + name + "\"; valid values are: " + valid);
+    const std::string path = machine_path(name);
+    const nlohmann::json doc = load_json_file(path);
+    return machine_topology_from_json(JsonNode(doc, path));
 }
 
 }  // namespace wakesim
