@@ -11,7 +11,7 @@
 #include "experiment/runner.h"
 #include "experiment/scenario.h"
 #include "kernel/features.h"
-#include "kernel/wake_explain.h"
+#include "sim/wake_explain.h"
 #include "workloads/workloads.h"
 #include "topology/sched_domains.h"
 #include "topology/topology.h"

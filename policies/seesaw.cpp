@@ -6,7 +6,6 @@
 // pair; unmarked tasks follow the normal path.
 #include "policies/registry.h"
 #include "kernel/sched.h"
-#include "kernel/wake_explain.h"
 
 namespace wakesim {
 
