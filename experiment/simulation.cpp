@@ -5,9 +5,13 @@
 #include <memory>
 
 #include "engine/engine.h"
+#include "sim/counting_observer.h"
+#include "sim/cpu_exec.h"
+#include "sim/observer_tee.h"
 #include "sim/run_control.h"
-#include "workloads/program/task_program.h"
 #include "sim/trace.h"
+#include "sim/wake_explain.h"
+#include "workloads/program/task_program.h"
 
 namespace wakesim {
 
@@ -31,18 +35,27 @@ RunResult run_simulation(const RunSpec& spec) {
     engine.reserve(1024);
     Metrics metrics;
     PolicyRun policy = spec.policy.instantiate();
-    Scheduler sched(engine, *spec.topo, *spec.domains, spec.profile, policy, spec.sched, metrics, spec.seed);
+    Hardware hw(engine, *spec.topo, spec.profile);
+    Scheduler sched(engine, *spec.topo, *spec.domains, spec.profile, policy, spec.sched, hw, spec.seed);
+    CpuExec cpus(engine, sched, hw, spec.profile, spec.seed);
+    CountingObserver counting(metrics, *spec.topo, engine);
+    ObserverTee observers;
+    observers.add(&counting);
     RunControl ctl;
     ProgramDriver driver(spec.workload.tasks, spec.workload.channels, spec.workload.barriers, ctl);
-    sched.set_driver(&driver);
+    cpus.set_driver(&driver);
     std::unique_ptr<TraceSink> trace;
     if (spec.trace) {
-        trace = std::make_unique<TraceSink>(spec.trace);
+        trace = std::make_unique<TraceSink>(spec.trace, engine, cpus);
         trace->header();
-        sched.set_trace(trace.get());
-        sched.hardware().set_trace(trace.get());
+        observers.add(trace.get());
+        hw.set_observer(trace.get());
     }
-    if (spec.explain) sched.set_explain(spec.explain_wakeup, spec.explain);
+    if (spec.explain) {
+        observers.add(spec.explain);
+        sched.set_explain(spec.explain_wakeup);
+    }
+    sched.set_observer(observers.size() == 1 ? observers.only() : &observers);
 
     std::vector<Time> busy_at_start(static_cast<size_t>(spec.topo->nr_cpus()), 0);
     Time window_start = 0;
@@ -72,7 +85,7 @@ RunResult run_simulation(const RunSpec& spec) {
         engine.stop();
     });
     if (spec.warmup_ops == 0 && spec.warmup_time == 0) begin_window();
-    driver.setup(sched, 0, spec.workload.parent_cpu, spec.seed);
+    driver.setup(cpus, 0, spec.workload.parent_cpu, spec.seed);
 
     const Time limit = spec.max_time > 0 ? spec.max_time : kTimeNever;
     if (!warm && spec.warmup_time > 0) {

@@ -5,8 +5,6 @@
 #include <map>
 #include <stdexcept>
 
-#include "sim/trace.h"
-
 namespace wakesim {
 
 Hardware::Hardware(Engine& engine, const Topology& topo, const MachineProfile& prof)
@@ -138,7 +136,7 @@ void Hardware::set_domain_freq(Domain& d, int64_t khz) {
     d.cur_idx = static_cast<size_t>(std::lower_bound(opp_.begin(), opp_.end(), khz) - opp_.begin());
     for (int c : d.cpus) {
         recompute_speed(c);
-        if (trace_) trace_->cpu_frequency(engine_.now(), c, khz);
+        if (obs_) obs_->cpu_frequency(engine_.now(), c, khz);
         if (client_) client_->speed_changed(c);
     }
 }
@@ -259,7 +257,7 @@ void Hardware::idle_enter(int cpu) {
         if (states_[i].residency_ns <= predicted) pick = static_cast<int>(i);
     idle_state_[static_cast<size_t>(cpu)] = pick;
     acc_[static_cast<size_t>(cpu)].idle_entered = engine_.now();
-    if (trace_) trace_->cpu_idle(engine_.now(), cpu, pick);
+    if (obs_) obs_->cpu_idle(engine_.now(), cpu, pick);
 }
 
 void Hardware::idle_exit(int cpu) {
@@ -272,7 +270,7 @@ void Hardware::idle_exit(int cpu) {
     idle_hist_[static_cast<size_t>(cpu)][static_cast<size_t>(pos)] = dur;
     pos = (pos + 1) % 8;
     st = -1;
-    if (trace_) trace_->cpu_idle(engine_.now(), cpu, -1);
+    if (obs_) obs_->cpu_idle(engine_.now(), cpu, -1);
 }
 
 int64_t Hardware::wake_latency(int cpu) const {
@@ -297,34 +295,34 @@ int64_t Hardware::transfer_ns_per_kib(int from, int to) const {
     return 0;
 }
 
-int64_t Hardware::switch_in(Task& t, int cpu) {
-    if (t.footprint_kib <= 0) {
-        t.cache_cpu = cpu;
+int64_t Hardware::switch_in(CacheWarmth& w, int cpu) {
+    if (w.footprint_kib <= 0) {
+        w.cpu = cpu;
         return 0;
     }
     double per_kib;
-    if (t.cache_cpu < 0) {
+    if (w.cpu < 0) {
         per_kib = static_cast<double>(prof_.refill_dram_ns_per_kib);  // a new task starts cold
     } else {
-        // The set left on cache_cpu fades with other work there and with time away.
-        const double other = client_ ? static_cast<double>(client_->cpu_busy_ns(t.cache_cpu) - t.cache_busy_at_leave) : 0.0;
-        const double away = static_cast<double>(engine_.now() - t.cache_left_at);
+        // The set left on w.cpu fades with other work there and with time away.
+        const double other = client_ ? static_cast<double>(client_->cpu_busy_ns(w.cpu) - w.busy_at_leave) : 0.0;
+        const double away = static_cast<double>(engine_.now() - w.left_at);
         double warm = 1.0;
         if (prof_.cache_evict_busy_ns > 0) warm *= std::exp(-std::max(0.0, other) / static_cast<double>(prof_.cache_evict_busy_ns));
         if (prof_.cache_evict_idle_ns > 0) warm *= std::exp(-away / static_cast<double>(prof_.cache_evict_idle_ns));
         const double dram = static_cast<double>(prof_.refill_dram_ns_per_kib);
-        per_kib = t.cache_cpu == cpu ? (1.0 - warm) * dram
-                                     : warm * static_cast<double>(transfer_ns_per_kib(t.cache_cpu, cpu)) + (1.0 - warm) * dram;
+        per_kib = w.cpu == cpu ? (1.0 - warm) * dram
+                               : warm * static_cast<double>(transfer_ns_per_kib(w.cpu, cpu)) + (1.0 - warm) * dram;
     }
-    t.cache_cpu = cpu;
-    const auto cost = static_cast<int64_t>(per_kib * static_cast<double>(t.footprint_kib));
+    w.cpu = cpu;
+    const auto cost = static_cast<int64_t>(per_kib * static_cast<double>(w.footprint_kib));
     refill_ns_ += cost;
     return cost;
 }
 
-void Hardware::switch_out(Task& t, int cpu) {
-    t.cache_left_at = engine_.now();
-    t.cache_busy_at_leave = client_ ? client_->cpu_busy_ns(cpu) : 0;
+void Hardware::switch_out(CacheWarmth& w, int cpu) {
+    w.left_at = engine_.now();
+    w.busy_at_leave = client_ ? client_->cpu_busy_ns(cpu) : 0;
 }
 
 int64_t Hardware::touch_shared(int object, int64_t bytes, int cpu) {

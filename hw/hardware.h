@@ -10,13 +10,12 @@
 
 #include "engine/engine.h"
 #include "hw/hardware_stats.h"
+#include "hw/cache_warmth.h"
+#include "hw/hw_observer.h"
 #include "hw/machine_profile.h"
-#include "kernel/task.h"
 #include "topology/topology.h"
 
 namespace wakesim {
-
-class TraceSink;
 
 // What the hardware needs from the scheduler.
 class HardwareClient {
@@ -31,7 +30,7 @@ class Hardware final : public EventTarget {
 public:
     Hardware(Engine& engine, const Topology& topo, const MachineProfile& prof);
     void set_client(HardwareClient* c) { client_ = c; }
-    void set_trace(TraceSink* t) { trace_ = t; }
+    void set_observer(HwObserver* o) { obs_ = o; }
     void start();  // arms sampling governors
 
     // Speed relative to the reference (capacity 1024 at the highest OPP, sibling idle).
@@ -59,9 +58,10 @@ public:
     bool polling(int cpu) const;
     const std::vector<MachineProfile::IdleState>& idle_states() const { return states_; }
 
-    // Cache warmth: refill work (reference ns) when `t` starts running on `cpu`.
-    int64_t switch_in(Task& t, int cpu);
-    void switch_out(Task& t, int cpu);
+    // Cache warmth: refill work (reference ns) when a task with working set `w` starts running
+    // on `cpu`, and its leaving the CPU.
+    int64_t switch_in(CacheWarmth& w, int cpu);
+    void switch_out(CacheWarmth& w, int cpu);
     // Shared data (a pipe buffer, a FUSE request) touched on `cpu`: cost of fetching it from the
     // CPU that touched it last.
     int64_t touch_shared(int object, int64_t bytes, int cpu);
@@ -110,7 +110,7 @@ private:
     const Topology& topo_;
     const MachineProfile& prof_;
     HardwareClient* client_ = nullptr;
-    TraceSink* trace_ = nullptr;
+    HwObserver* obs_ = nullptr;
     std::string gov_name_;
     enum class Gov { performance, powersave, schedutil, ondemand, conservative } gov_;
     std::vector<int64_t> opp_;

@@ -1,48 +1,36 @@
-// The scheduler core: per-CPU fair runqueues (EEVDF), try_to_wake_up and the fair wake path,
-// context switches, idle, ticks, periodic and newidle load balancing. It runs tasks on behalf of
-// a TaskDriver (the workload) and knows nothing of what the tasks do.
+// The scheduler's state, like kernel/sched/sched.h: per-CPU runqueues (struct rq with its CFS
+// part), the LLC's shared state (struct sched_domain_shared), per-domain balance state, and the
+// Scheduler class whose functions are split over files named after the kernel's:
+//   kernel/core.cpp         kernel/sched/core.c: try_to_wake_up and its parts, wake_up_new_task,
+//                           __schedule, sched_tick, resched_curr
+//   kernel/fair.cpp         kernel/sched/fair.c: the EEVDF entity and runqueue
+//   kernel/fair_wake.cpp    kernel/sched/fair.c: the wake path, record_wakee .. select_task_rq_fair
+//   kernel/fair_balance.cpp kernel/sched/fair.c: load balancing
+//   kernel/pelt.{h,cpp}     kernel/sched/pelt.{h,c} and fair.c's readers of the PELT signals
+// The machine under the scheduler (how long switches and IPIs take, what tasks do) is behind
+// SchedArch (kernel/arch.h); what the scheduler decides is reported to a SchedObserver
+// (kernel/observer.h).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <deque>
-#include <memory>
 #include <string>
 #include <vector>
 
-#include "kernel/wake_policy.h"
 #include "engine/engine.h"
+#include "engine/rng.h"
 #include "hw/hardware.h"
 #include "hw/machine_profile.h"
-#include "metrics/metrics.h"
-#include "engine/rng.h"
+#include "kernel/arch.h"
 #include "kernel/features.h"
+#include "kernel/observer.h"
 #include "kernel/task.h"
 #include "kernel/wake_flags.h"
+#include "kernel/wake_policy.h"
 #include "topology/sched_domains.h"
 #include "topology/topology.h"
 
 namespace wakesim {
-
-class TraceSink;
-class WakeExplain;
-
-// What a task does next, as its driver says.
-struct Action {
-    enum Kind : uint8_t { run, block, exit } kind;
-    int64_t ns = 0;  // reference-capacity nanoseconds of CPU work (run)
-    static Action Run(int64_t ns) { return {run, ns}; }
-    static Action Block() { return {block, 0}; }
-    static Action Exit() { return {exit, 0}; }
-};
-
-class TaskDriver {
-public:
-    virtual ~TaskDriver() = default;
-    // The task finished its previous action (or starts). The driver may wake other tasks through
-    // Scheduler::wake() and returns what the task does next.
-    virtual Action next_action(Task& t) = 0;
-    // A timer armed with Scheduler::arm_timer fired.
-    virtual void on_timer(int /*task*/, uint32_t /*cookie*/) {}
-};
 
 struct TaskSpec {
     std::string comm;
@@ -62,25 +50,57 @@ struct SchedConfig {
     bool start_sis_scan_full = true;     // nr_idle_scan starts at llc weight (no boot transient)
 };
 
-class Scheduler final : public EventTarget, public HardwareClient {
+class Scheduler final {
 public:
     Scheduler(Engine& engine, const Topology& topo, const SchedDomains& sd, const MachineProfile& prof,
-              PolicyRun& policy, SchedConfig cfg, Metrics& metrics, uint64_t seed);
-    ~Scheduler() override;
+              PolicyRun& policy, SchedConfig cfg, Hardware& hw, uint64_t seed);
+    Scheduler(const Scheduler&) = delete;
+    Scheduler& operator=(const Scheduler&) = delete;
 
-    void set_driver(TaskDriver* d) { driver_ = d; }
-    void set_trace(TraceSink* t) { trace_ = t; }
-    // Record the decision path of the n-th (1-based) select_task_rq call into `ex`.
-    void set_explain(uint64_t nth_wakeup, WakeExplain* ex) { explain_nth_ = nth_wakeup; explain_ = ex; }
+    void set_arch(SchedArch* a) { arch_ = a; }
+    // nullptr: nobody listens.
+    void set_observer(SchedObserver* o);
+    // Send the detail events (SelectFairEv, PinnedEv, ...) for the n-th (1-based) select_task_rq
+    // call; 0: for none.
+    void set_explain(uint64_t nth_select) { explain_nth_ = nth_select; }
 
+    // ----- core.c -----
+    // sched_fork() + __sched_setscheduler(): a new task, not yet runnable.
     int add_task(const TaskSpec& spec);
-    // wake_up_new_task: fork placement from parent_cpu through the slow path; not a migration.
-    void start_task(int task, Time at, int parent_cpu);
+    // wake_up_new_task(): fork placement from parent_cpu through the slow path; not a migration.
+    void wake_up_new_task(int task, int parent_cpu);
+    // try_to_wake_up(wakee) with the flags the policy gives the wake site, from `waker` running on
+    // this_cpu (waker nullptr: interrupt or timer context). Returns true if the task was woken.
+    bool wake(int wakee, const WakeSite& site, Task* waker, int this_cpu);
+    // sched_ttwu_pending(): the CPU enqueues the tasks on its wake list (IPI handler).
+    void sched_ttwu_pending(int cpu);
+    // __schedule(): pick the next task on `cpu` and switch to it (or to idle).
+    void schedule(int cpu);
+    // The current task set itself to sleep and calls schedule(): try_to_block_task(), __schedule().
+    void schedule_blocked(int cpu);
+    // do_task_dead(): the current task exits.
+    void do_task_dead(int cpu);
+    // finish_task_switch(): the machine finished switching to rq->curr, which now runs.
+    void finish_task_switch(int cpu) {
+        Rq& rq = rq_of(cpu);
+        Task* t = rq.curr;
+        rq.switching = false;
+        t->exec_start = now();
+        if (wants(kObsSwitchedIn)) obs_->switched_in(cpu, *t);
+        policy_.on_run(*t, now());
+    }
+    // sched_tick(): the periodic tick on a busy CPU.
+    void sched_tick(int cpu);
+    // resched_curr(): the CPU's current task should give way.
+    void resched_curr(int cpu);
+    bool need_resched(int cpu) const { return rqs_[static_cast<size_t>(cpu)].need_resched; }
+    // The flag itself, as the arch's entry code reads TIF_NEED_RESCHED; valid for the scheduler's life.
+    const bool& need_resched_flag(int cpu) const { return rqs_[static_cast<size_t>(cpu)].need_resched; }
 
-    // try_to_wake_up(wakee) from the task currently served by the driver (or from interrupt
-    // context when called outside next_action). Returns true if the task was woken.
-    bool wake(int wakee, const WakeSite& site);
-    void arm_timer(int task, Time at, uint32_t cookie);
+    // ----- fair.c: EEVDF -----
+    // update_curr(): account the current task's runtime. kernel_point: a place where fair.c calls
+    // update_curr (it may ask for a reschedule); false for the machine's own step boundaries.
+    void update_curr(int cpu, bool kernel_point = true);
 
     // Queries used by the wake path and by policies.
     const Topology& topo() const { return topo_; }
@@ -89,15 +109,16 @@ public:
     const SchedConfig& config() const { return cfg_; }
     const PolicyRun& policy() const { return policy_; }
     Time now() const { return engine_.now(); }
-    int nr_running(int cpu) const { return rqs_[cpu].nr_running; }
-    int nr_delayed(int cpu) const { return rqs_[cpu].nr_delayed; }
+    Time tick_ns() const { return tick_ns_; }
+    int nr_running(int cpu) const { return rqs_[static_cast<size_t>(cpu)].nr_running; }
+    int nr_delayed(int cpu) const { return rqs_[static_cast<size_t>(cpu)].nr_delayed; }
     bool available_idle_cpu(int cpu) const { return idle_mask_.test(cpu); }
     bool sched_idle_cpu(int cpu) const { return sched_idle_mask_.test(cpu); }
     bool usable(int cpu) const { return idle_mask_.test(cpu) || sched_idle_mask_.test(cpu); }
     const CpuSet& idle_mask() const { return idle_mask_; }
     const CpuSet& sched_idle_mask() const { return sched_idle_mask_; }
-    double cpu_util(int cpu) const override;  // PELT util_avg of the CPU, 0..capacity
-    double cpu_load(int cpu) const;       // PELT load_avg of the CPU
+    double cpu_util(int cpu) const;         // PELT util_avg of the CPU, 0..capacity
+    double cpu_load(int cpu) const;         // PELT load_avg of the CPU
     double task_util(const Task& t) const;  // max(util_avg, util_est)
     double task_load(const Task& t) const;
     int capacity_of(int cpu) const { return topo_.cpu(cpu).capacity; }
@@ -105,7 +126,7 @@ public:
     const Task& task(int id) const { return tasks_[static_cast<size_t>(id)]; }
     Task& task_mut(int id) { return tasks_[static_cast<size_t>(id)]; }
     int nr_tasks() const { return static_cast<int>(tasks_.size()); }
-    const Task* current(int cpu) const { return rqs_[cpu].curr; }
+    const Task* current(int cpu) const { return rqs_[static_cast<size_t>(cpu)].curr; }
     bool has_idle_cores(int cpu) const;
     int nr_idle_scan(int cpu) const;
     uint64_t select_calls() const { return select_calls_; }
@@ -113,35 +134,37 @@ public:
     void set_nr_idle_scan(int cpu, int v);
     void set_has_idle_cores(int cpu, bool v);
 
-    // Fair wake path building blocks (kernel/sched/fair.c), reusable by policies.
-    int select_task_rq_fair(Task& p, int prev, uint32_t wake_flags, const Task* waker, int this_cpu,
-                            WakeExplain* ex);
+    // ----- fair.c: the wake path, building blocks a policy can call -----
+    void record_wakee(Task& waker, const Task& p);
     bool wake_wide(const Task& p, const Task* waker, int this_cpu) const;
-    int wake_affine(int sd_level, const Task& p, const Task* waker, int this_cpu, int prev, bool sync,
-                    WakeExplain* ex);
-    int select_idle_sibling(Task& p, const Task* waker, int this_cpu, int prev, int target,
-                            WakeExplain* ex);
+    // wake_affine_idle(): this_cpu or prev, or -1 for no decision; `why` gets the branch.
+    int wake_affine_idle(int this_cpu, int prev, bool sync, AffineIdle* why = nullptr) const;
+    // wake_affine_weight(): this_cpu, or -1 (prev); `ev` gets the numbers and the branch.
+    int wake_affine_weight(int sd_level, const Task& p, const Task* waker, int this_cpu, int prev, bool sync,
+                           WakeAffineEv* ev = nullptr) const;
+    // wake_affine(): this_cpu or prev. sd_level indexes this_cpu's domains.
+    int wake_affine(int sd_level, const Task& p, const Task* waker, int this_cpu, int prev, bool sync);
+    // sched_balance_find_dst_cpu(): fork/exec placement from `cpu`'s domains with sd_flag.
+    int sched_balance_find_dst_cpu(const Task& p, int cpu, int prev, uint32_t sd_flag);
+    // select_idle_core(): whether core_cpu's core is fully idle. Counts the threads looked at in
+    // `probes`, remembers the first idle (or SCHED_IDLE) thread in `cpus` as idle_cpu, and takes
+    // the core's threads out of `remaining` when it is not idle.
+    int select_idle_core(int core_cpu, const CpuSet& cpus, CpuSet& remaining, int& idle_cpu, int& probes) const;
+    // select_idle_cpu(): scan sd_cpu's LLC from target+1 (idle cores when has_idle_core).
+    int select_idle_cpu(const Task& p, int sd_cpu, bool has_idle_core, int target, int& probes);
+    // select_idle_capacity(): an idle CPU that fits p in the asymmetric-capacity domain.
+    int select_idle_capacity(const Task& p, int target) const;
+    int select_idle_sibling(Task& p, const Task* waker, int this_cpu, int prev, int target);
+    int select_task_rq_fair(Task& p, int prev, uint32_t wake_flags, const Task* waker, int this_cpu);
 
     // Invariant checks for tests: throws std::logic_error describing the first violation.
     void check_invariants() const;
-    // Busy (non-idle) time per CPU so far, including the current busy stretch.
-    Time cpu_busy_ns(int cpu) const override;
-    void speed_changed(int cpu) override;
-    Hardware& hardware() { return *hw_; }
-    const Hardware& hardware() const { return *hw_; }
-    // Extra kernel or user time for the task the driver is serving (shared-data refills).
-    void charge_current(int64_t ns) {
-        if (driving_ && ns > 0) driving_->overhead_left += ns;
-    }
-    int driving_cpu() const { return driving_cpu_; }
-
-    void on_event(const Event& e) override;
+    // Busy (non-idle) time per CPU so far, including the current busy stretch (from the machine).
+    Time cpu_busy_ns(int cpu) const { return arch_->cpu_busy_ns(cpu); }
+    Hardware& hardware() { return hw_; }
+    const Hardware& hardware() const { return hw_; }
 
 private:
-    enum EvKind : uint16_t { kSegEnd, kSwitchEnd, kIpi, kTick, kTimer, kStart };
-    enum class Mode : uint8_t { idle, switching, running };
-    enum class SegKind : uint8_t { none, overhead, work };
-
     struct DomainState {
         Time last_balance = 0;
         int64_t balance_interval_ms = 1;
@@ -149,112 +172,112 @@ private:
         int64_t max_newidle_lb_cost = 0;
         int newidle_ratio = 512;
     };
+    // struct rq with its cfs_rq.
     struct Rq {
         std::vector<Task*> queue;  // every on_rq entity, curr included, delayed included
         Task* curr = nullptr;      // nullptr: the idle task
+        bool switching = false;    // the machine is still switching to curr (it has not run yet)
         int nr_running = 0;
         int nr_delayed = 0;
         int nr_sched_idle = 0;  // runnable (non-delayed) SCHED_IDLE tasks
         bool ttwu_pending = false;
-        bool ipi_in_flight = false;
         bool overloaded = false;  // two or more runnable tasks (feeds rd->overloaded)
         std::vector<Task*> wake_list;
-        Mode mode = Mode::idle;
-        uint32_t gen = 0;
-        SegKind seg = SegKind::none;
-        Time seg_start = 0;
-        double seg_speed = 1.0;
         bool need_resched = false;
-        bool tick_armed = false;
         Time idle_stamp = 0;  // 0: not idle
         int64_t avg_idle = 0;
         int64_t max_idle_balance_cost = 0;
-        Time busy_since = -1;  // start of the current busy stretch, -1 when idle
-        Time busy_total = 0;
         Pelt pelt;  // util_avg/load_avg of the CPU (blocked contributions included)
         Time next_balance = 0;
         std::vector<DomainState> dom;
     };
+    // struct sched_domain_shared of an LLC.
     struct LlcShared {
         bool has_idle_cores = false;
         int nr_idle_scan = 0;
     };
 
-    // try_to_wake_up pieces (kernel/sched/core.c).
-    bool try_to_wake_up(Task& p, uint32_t flags, Task* waker, int this_cpu);
-    int select_task_rq(Task& p, int cpu_hint, uint32_t& flags, const Task* waker, int this_cpu);
-    void set_task_cpu(Task& p, int cpu, MigrationCause cause);
-    bool ttwu_queue_cond(const Task& p, int cpu, int this_cpu) const;
-    void ttwu_queue(Task& p, int cpu, uint32_t flags, Task* waker, int this_cpu);
-    void ttwu_do_activate(int cpu, Task& p, uint32_t flags);
-    void record_wakee(Task* waker, const Task& p);
-    int find_dst_cpu(const Task& p, int cpu, int prev, uint32_t sd_flag);
-    int select_idle_cpu(const Task& p, int sd_level_cpu, bool has_idle_core, int target, int& probes);
-    int select_idle_capacity(const Task& p, int target);
+    Rq& rq_of(int cpu) { return rqs_[static_cast<size_t>(cpu)]; }
+    const Rq& rq_of(int cpu) const { return rqs_[static_cast<size_t>(cpu)]; }
 
-    // EEVDF runqueue.
+    // core.c
+    void set_task_cpu(Task& p, int cpu, MigrationCause cause);
+    int select_task_rq(Task& p, int cpu_hint, uint32_t& flags, const Task* waker, int this_cpu);
+    void ttwu_do_activate(int cpu, Task& p, uint32_t flags);
+    void ttwu_runnable(Task& p, uint32_t flags, Task* waker, int this_cpu);
+    bool ttwu_queue_cond(const Task& p, int cpu, int this_cpu) const;
+    WokenVia ttwu_queue(Task& p, int cpu, uint32_t flags, Task* waker, int this_cpu);
+    bool try_to_wake_up(Task& p, uint32_t flags, Task* waker, int this_cpu);
+    void go_idle(int cpu);
+    void update_idle_state(int cpu);
+    // sched.h add_nr_running()/sub_nr_running(): rd->overloaded follows runqueues with two or
+    // more runnable tasks.
+    void update_overload(int cpu) {
+        Rq& rq = rq_of(cpu);
+        const bool over = rq.nr_running - rq.nr_delayed >= 2;
+        if (over != rq.overloaded) {
+            rq.overloaded = over;
+            nr_overloaded_ += over ? 1 : -1;
+        }
+    }
+    bool wants(uint32_t interest) const { return (obs_mask_ & interest) != 0; }
+    // The outcome of the select_task_rq call in progress, for its summary and its step event.
+    void select_outcome(SelectOutcome o, int cpu, SisFallback fb = SisFallback::none) {
+        sel_.outcome = o;
+        if (steps_) obs_->select_outcome({o, cpu, fb});
+    }
+
+    // fair.c: EEVDF
     int64_t avg_vruntime(const Rq& rq) const;
     bool entity_eligible(const Rq& rq, const Task& t) const;
     Task* pick_eevdf(Rq& rq, bool protect);
     void place_entity(Rq& rq, Task& t, bool initial);
+    // set_protect_slice(): protected up to the deadline, or for the shortest queued slice
+    // (RUN_TO_PARITY), else for one normalised base slice at least.
+    void set_protect_slice(Task& next) {
+        const int64_t quantum =
+            std::min(cfg_.features.on(Feat::RUN_TO_PARITY) ? slice_ns_ : cfg_.base_slice_ns, next.slice);
+        next.vprot = quantum == next.slice ? next.deadline
+                                           : std::min(next.deadline, next.vruntime + calc_delta_fair(quantum, next));
+    }
     void enqueue(int cpu, Task& t, bool initial);
     void dequeue(int cpu, Task& t);  // removes from the queue entirely
-    void update_curr(int cpu, bool kernel_point = true);
-    bool check_preempt_wakeup(int cpu, Task& p, uint32_t flags);
+    bool check_preempt_wakeup_fair(int cpu, Task& p, uint32_t flags);
     int64_t calc_delta_fair(int64_t delta, const Task& t) const { return delta * 1024 / t.weight; }
 
-    // CPU execution.
-    void resched(int cpu);
-    void kick_cpu(int cpu, Time delay);
-    void preempt_now(int cpu);
-    void schedule(int cpu);
-    void go_idle(int cpu);
-    void run_curr(int cpu);
-    void start_segment(int cpu, SegKind kind, int64_t ref_ns);
-    void stop_segment(int cpu);
-    void block_curr(int cpu);
-    void exit_curr(int cpu);
-    void arm_tick(int cpu);
-    void on_tick(int cpu);
-    void process_wake_list(int cpu);
-    void update_idle_state(int cpu);
-    void update_overload(int cpu);
+    // fair.c: wake path
     void update_idle_core(int cpu);
-    double speed(int cpu) const;
 
-    // PELT.
+    // pelt.c (the first two inline, in kernel/pelt.h)
+    static double decay(Time dt);
     void pelt_update_task(Task& t, bool running, bool runnable);
     void pelt_update_cpu(int cpu);
-    static double decay(Time dt);
 
-    // Load balancing (kernel/sched/fair.c: sched_balance_*).
-    void periodic_balance(int cpu, bool idle);
-    bool balance_domain(int cpu, int level, bool newidle);
-    bool newidle_balance(int cpu);
-    bool can_migrate(const Task& t, int dst, int level) const;
+    // fair.c: load balancing (sched_balance_*)
+    bool can_migrate_task(const Task& t, int dst, int level) const;
     void move_task(Task& t, int src, int dst, MigrationCause cause);
     void update_idle_cpu_scan(int cpu, int level);
-    void kick_idle_balance(int busy_cpu);
-
-    void count_switch(int cpu, Task* prev, Task* next, char prev_state);
-    bool explain_this() const;
+    bool sched_balance_rq(int cpu, int level, bool newidle);
+    void sched_balance_domains(int cpu, bool idle);
+    void nohz_balancer_kick(int busy_cpu);
+    bool sched_balance_newidle(int cpu);
 
     Engine& engine_;
-    uint16_t target_;
     const Topology& topo_;
     const SchedDomains& sd_;
     const MachineProfile& prof_;
     PolicyRun& policy_;
     SchedConfig cfg_;
-    Metrics& m_;
-    std::unique_ptr<Hardware> hw_;
+    Hardware& hw_;
+    SchedArch* arch_ = nullptr;
+    SchedObserver* obs_;
+    uint32_t obs_mask_ = 0;  // obs_->interests()
     RngStream rng_balance_;
-    RngStream rng_costs_;
-    int64_t jitter(int64_t ns);
-    TaskDriver* driver_ = nullptr;
-    TraceSink* trace_ = nullptr;
-    WakeExplain* explain_ = nullptr;
     uint64_t explain_nth_ = 0;
+    bool explain_ = false;  // the select_task_rq call in progress is the explained one
+    bool steps_ = false;    // ... and its step events are wanted
+    SelectResultEv sel_;    // the summary of the select_task_rq call in progress
+    TtwuWork ttwu_work_;    // the work of the try_to_wake_up in progress
 
     std::deque<Task> tasks_;  // stable addresses
     std::vector<Rq> rqs_;
@@ -263,11 +286,7 @@ private:
     int64_t slice_ns_ = 0;
     Time tick_ns_ = 4 * kNsPerMs;
     uint64_t select_calls_ = 0;
-    int64_t ttwu_cost_ = 0;
-    int nr_overloaded_ = 0;  // runqueues with >= 2 runnable tasks: rd->overloaded when > 0  // kernel time of the try_to_wake_up in progress, charged to the waker
-    Task* driving_ = nullptr;  // the task whose next_action is running
-    int driving_cpu_ = -1;
-    int irq_cpu_ = -1;  // CPU whose IPI handler is running
+    int nr_overloaded_ = 0;  // runqueues with >= 2 runnable tasks: rd->overloaded when > 0
 };
 
 }  // namespace wakesim

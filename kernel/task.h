@@ -1,11 +1,14 @@
-// A task as the fair class sees it: placement state (prev CPU, recent_used_cpu, wakee flips),
-// EEVDF entity state, PELT signals, and counters for metrics.
+// A task as the scheduler sees it (task_struct and its sched_entity): placement state (prev CPU,
+// recent_used_cpu, wakee flips), EEVDF entity state, PELT signals, schedstat counters, and the
+// cache warmth the hardware prices. What the task is doing on the CPU is the machine's
+// (sim/cpu_exec).
 #pragma once
 #include <cstdint>
 #include <string>
 
-#include "topology/cpuset.h"
 #include "engine/engine.h"
+#include "hw/cache_warmth.h"
+#include "topology/cpuset.h"
 
 namespace wakesim {
 
@@ -67,22 +70,17 @@ struct Task {
 
     Pelt pelt;
 
+    // set_current_state(TASK_INTERRUPTIBLE) done, schedule() not yet: the task still runs (or
+    // was preempted on the way); a wakeup now just cancels the sleep (ttwu_runnable).
+    bool block_pending = false;
+
     // Cache warmth: where the working set lives and how long ago the task left it.
-    int64_t footprint_kib = 0;
-    int cache_cpu = -1;
-    Time cache_left_at = 0;
-    Time cache_busy_at_leave = 0;  // that CPU's busy time when the task left
+    CacheWarmth cache;
 
-    // Execution of the workload's current action.
-    int64_t work_left = 0;      // reference-ns of the current Run action still to do
-    int64_t overhead_left = 0;  // kernel time owed before the next action (wake costs)
-    bool block_pending = false; // the action after the overhead is Block
-
-    // Counters.
+    // Schedstats.
     uint64_t nr_migrations = 0;
     uint64_t nr_wakeups = 0;
     Time sum_exec = 0;
-    Time wake_time = -1;  // when the pending wakeup was issued (wake-to-run latency)
 };
 
 }  // namespace wakesim

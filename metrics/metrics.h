@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/engine.h"
+#include "kernel/observer.h"
 #include "topology/topology.h"
 
 namespace wakesim {
@@ -31,25 +32,7 @@ private:
     int64_t max_ = 0;
 };
 
-enum class MigrationCause : uint8_t { wakeup, balance, newidle, active, kCount };
-
-// Where select_task_rq_fair ended, for `explain` summaries and tests.
-enum class SelectOutcome : uint8_t {
-    pinned,           // select_task_rq skipped the fair class (one CPU allowed / migrate_disable)
-    policy_early,     // a policy rule before WF_CURRENT_CPU
-    current_cpu,      // WF_CURRENT_CPU short-circuit
-    policy_affine,    // a policy rule in the affine branch
-    sis_target,       // select_idle_sibling step 1
-    sis_prev,         // step 2
-    sis_kthread,      // step 3
-    sis_recent,       // step 4
-    sis_capacity,     // step 5 (asym)
-    sis_smt,          // step 7
-    sis_scan,         // step 8
-    sis_fallback,     // step 9 (prev_aff, recent, or target)
-    slow_path,        // sched_balance_find_dst_cpu
-    kCount
-};
+// MigrationCause and SelectOutcome are the scheduler's (kernel/observer.h).
 const char* to_string(SelectOutcome o);
 
 struct Counters {

@@ -2,9 +2,11 @@
 
 #include <cinttypes>
 
+#include "sim/cpu_exec.h"
+
 namespace wakesim {
 
-TraceSink::TraceSink(std::FILE* out) : out_(out) {}
+TraceSink::TraceSink(std::FILE* out, const Engine& clock, const CpuExec& exec) : out_(out), clock_(clock), exec_(exec) {}
 
 void TraceSink::header() {
     std::fputs("# tracer: nop\n#\n"
@@ -23,26 +25,28 @@ void TraceSink::prefix(Time t, int cpu, const Task* cur) {
                  (t / 1000) % 1000000);
 }
 
-void TraceSink::waking(Time t, int cpu, const Task* cur, const Task& p, int target_cpu) {
-    prefix(t, cpu, cur);
-    std::fprintf(out_, "sched_waking: comm=%s pid=%d prio=%d target_cpu=%03d\n", p.comm.c_str(),
-                 trace_pid(p), trace_prio(p), target_cpu);
+void TraceSink::ttwu_waking(const Task& p, const Task* waker, int this_cpu) {
+    prefix(clock_.now(), this_cpu, waker);
+    std::fprintf(out_, "sched_waking: comm=%s pid=%d prio=%d target_cpu=%03d\n", p.comm.c_str(), trace_pid(p),
+                 trace_prio(p), p.cpu);
 }
 
-void TraceSink::wakeup(Time t, int cpu, const Task* cur, const Task& p, int target_cpu) {
-    prefix(t, cpu, cur);
-    std::fprintf(out_, "sched_wakeup: comm=%s pid=%d prio=%d target_cpu=%03d\n", p.comm.c_str(),
-                 trace_pid(p), trace_prio(p), target_cpu);
+void TraceSink::ttwu_wakeup(const Task& p, int cpu, const Task* curr) {
+    prefix(clock_.now(), cpu, curr);
+    std::fprintf(out_, "sched_wakeup: comm=%s pid=%d prio=%d target_cpu=%03d\n", p.comm.c_str(), trace_pid(p),
+                 trace_prio(p), cpu);
 }
 
-void TraceSink::migrate(Time t, int cpu, const Task* cur, const Task& p, int orig, int dest) {
-    prefix(t, cpu, cur);
-    std::fprintf(out_, "sched_migrate_task: comm=%s pid=%d prio=%d orig_cpu=%d dest_cpu=%d\n",
-                 p.comm.c_str(), trace_pid(p), trace_prio(p), orig, dest);
+void TraceSink::migrate(const Task& p, int from, int to, MigrationCause) {
+    // Emitted where it happens: the CPU whose driver code issued the wakeup, else the old CPU.
+    const int cpu = exec_.driving_cpu() >= 0 ? exec_.driving_cpu() : from;
+    prefix(clock_.now(), cpu, exec_.driving_task());
+    std::fprintf(out_, "sched_migrate_task: comm=%s pid=%d prio=%d orig_cpu=%d dest_cpu=%d\n", p.comm.c_str(),
+                 trace_pid(p), trace_prio(p), from, to);
 }
 
-void TraceSink::sched_switch(Time t, int cpu, const Task* prev, char prev_state, const Task* next) {
-    prefix(t, cpu, prev);
+void TraceSink::sched_switch(int cpu, const Task* prev, char prev_state, const Task* next) {
+    prefix(clock_.now(), cpu, prev);
     char idle_comm[32];
     std::snprintf(idle_comm, sizeof idle_comm, "swapper/%d", cpu);
     std::fprintf(out_,

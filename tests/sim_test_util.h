@@ -1,17 +1,21 @@
 // Shared helpers of the wake-path and policy tests: small scenarios built as JSON text, run
-// through the real loader and simulator, with the explained decision path of one wakeup.
+// through the real loader and simulator, with the recorded decision events of one wakeup.
 #pragma once
 #include <catch2/catch.hpp>
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "experiment/runner.h"
 #include "experiment/scenario.h"
 #include "experiment/simulation.h"
-#include "kernel/wake_explain.h"
+#include "kernel/observer.h"
+#include "metrics/metrics.h"
+#include "metrics/run_metrics.h"
+#include "sim/wake_explain.h"
 
 namespace wakesim::testutil {
 
@@ -31,40 +35,98 @@ inline std::string hog(const std::string& name, int cpu) {
            R"(", "program": [{"loop": 0, "do": [{"run": "1ms"}]}]})";
 }
 
+// The decision events of one explained select_task_rq call (sim/wake_explain.h), with
+// accessors for what the wake-path tests check. Accessors of an event that was not sent return
+// nullptr (or -1 / "" for plain values).
 struct Outcome {
     RunMetrics m;
     bool completed = false;
-    std::vector<std::string> lines;  // decision path of the explained select_task_rq call
+    std::vector<WakeEvent> events;  // decision events of the explained select_task_rq call
 
     uint64_t n(Metric k) const { return static_cast<uint64_t>(m.integer(k)); }
     double util(int cpu) const { return m.per_cpu(Metric::cpu_util, cpu); }
-    bool explained() const { return !lines.empty(); }
-    std::string line_with(const std::string& text) const {
-        for (const auto& l : lines)
-            if (l.find(text) != std::string::npos) return l;
-        return "";
+    bool explained() const { return !events.empty(); }
+
+    template <class T>
+    const T* first() const {
+        for (const auto& e : events)
+            if (const T* p = std::get_if<T>(&e)) return p;
+        return nullptr;
     }
-    bool said(const std::string& text) const { return !line_with(text).empty(); }
-    std::string result_line() const {
-        for (const auto& l : lines)
-            if (l.rfind("result: ", 0) == 0) return l;
-        return "";
+    template <class T>
+    const T* last() const {
+        for (auto it = events.rbegin(); it != events.rend(); ++it)
+            if (const T* p = std::get_if<T>(&*it)) return p;
+        return nullptr;
     }
-    // The CPU number after `key` ("prev=cpu", "this_cpu=cpu") in the select_task_rq_fair line.
-    int header_cpu(const std::string& key) const {
-        const std::string l = line_with("select_task_rq_fair:");
-        const auto at = l.find(key);
-        return at == std::string::npos ? -1 : std::stoi(l.substr(at + key.size()));
+    template <class T>
+    bool has() const {
+        return first<T>() != nullptr;
     }
+
+    // select_task_rq_fair's arguments; nullptr when the fair class was not consulted.
+    const SelectFairEv* fair() const { return first<SelectFairEv>(); }
+    int prev() const {
+        const SelectFairEv* f = fair();
+        return f ? f->prev : -1;
+    }
+    int this_cpu() const {
+        const SelectFairEv* f = fair();
+        return f ? f->this_cpu : -1;
+    }
+    std::string wakee() const {
+        const SelectFairEv* f = fair();
+        return f ? f->wakee_comm : std::string();
+    }
+    std::string waker() const {
+        const SelectFairEv* f = fair();
+        return f ? f->waker_comm : std::string();
+    }
+    uint32_t flags() const {
+        const SelectFairEv* f = fair();
+        return f ? f->wake_flags : 0;
+    }
+    const PinnedEv* pinned() const { return first<PinnedEv>(); }
+    const PolicyRuleEv* policy_rule() const { return first<PolicyRuleEv>(); }
+    const WantAffineEv* want_affine() const { return first<WantAffineEv>(); }
+    const DomainEv* domain() const { return first<DomainEv>(); }
+    const WakeAffineEv* wake_affine() const { return first<WakeAffineEv>(); }
+    const SisBeginEv* sis() const { return first<SisBeginEv>(); }
+    const SisPrevEv* prev_skipped() const { return first<SisPrevEv>(); }
+    const SelectIdleCpuEv* idle_scan() const { return first<SelectIdleCpuEv>(); }
+    // Where select_task_rq ended, and on which CPU.
+    const SelectOutcomeEv* outcome_ev() const { return last<SelectOutcomeEv>(); }
+    SelectOutcome outcome() const {
+        const SelectOutcomeEv* o = outcome_ev();
+        return o ? o->outcome : SelectOutcome::kCount;
+    }
+    int outcome_cpu() const {
+        const SelectOutcomeEv* o = outcome_ev();
+        return o ? o->cpu : -1;
+    }
+    SisFallback fallback() const {
+        const SelectOutcomeEv* o = outcome_ev();
+        return o ? o->fallback : SisFallback::none;
+    }
+    // What select_task_rq returned, and whether that moves the wakee.
+    const SelectResultEv* result() const { return last<SelectResultEv>(); }
     int result_cpu() const {
-        const std::string l = result_line();
-        return l.empty() ? -1 : std::stoi(l.substr(std::string("result: cpu").size()));
+        const SelectResultEv* r = result();
+        return r ? r->cpu : -1;
+    }
+    bool stays_on(int cpu) const {
+        const SelectResultEv* r = result();
+        return r && r->cpu == cpu && r->from == cpu;
+    }
+    bool moves(int from, int to) const {
+        const SelectResultEv* r = result();
+        return r && r->from == from && r->cpu == to;
     }
 };
 
 // Runs the scenario's first case with the policy labelled `policy` (default: the first) and its
 // first seed, checking the scheduler's invariants at the end. With `explain_nth`, records the
-// decision path of that select_task_rq call (1-based, counted from the start of the run). With
+// decision events of that select_task_rq call (1-based, counted from the start of the run). With
 // `trace`, writes the run's ftrace-style trace there.
 inline Outcome simulate(const json& d, const std::string& policy = "", uint64_t explain_nth = 0,
                         std::FILE* trace = nullptr) {
@@ -82,8 +144,15 @@ inline Outcome simulate(const json& d, const std::string& policy = "", uint64_t 
         spec.explain_wakeup = explain_nth;
     }
     const RunResult r = run_simulation(spec);
-    return Outcome{r.metrics, r.completed, ex.lines()};
+    return Outcome{r.metrics, r.completed, ex.events()};
 }
 
 
 }  // namespace wakesim::testutil
+
+namespace Catch {
+template <>
+struct StringMaker<wakesim::SelectOutcome> {
+    static std::string convert(wakesim::SelectOutcome o) { return wakesim::to_string(o); }
+};
+}  // namespace Catch

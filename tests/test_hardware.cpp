@@ -22,7 +22,7 @@
 #include "experiment/runner.h"
 #include "experiment/scenario.h"
 #include "experiment/simulation.h"
-#include "kernel/task.h"
+#include "hw/cache_warmth.h"
 #include "topology/topology.h"
 
 #ifndef WAKESIM_SOURCE_DIR
@@ -473,7 +473,7 @@ constexpr int64_t kFootprint = 32;  // KiB
 
 // Refill cost when a task with a 32 KiB working set that just ran on `from` starts on `to`.
 int64_t refill_after_move(Rig& r, int from, int to) {
-    Task t;
+    CacheWarmth t;
     t.footprint_kib = kFootprint;
     r.hw.switch_in(t, from);
     r.hw.switch_out(t, from);
@@ -483,12 +483,12 @@ int64_t refill_after_move(Rig& r, int from, int to) {
 
 TEST_CASE("cache: a new task starts cold and pays footprint x DRAM refill", "[hardware]") {
     Rig r("e5-2650-2s");
-    Task t;
+    CacheWarmth t;
     t.footprint_kib = kFootprint;
     CHECK(r.hw.switch_in(t, 3) == kFootprint * r.prof.refill_dram_ns_per_kib);
-    CHECK(t.cache_cpu == 3);
+    CHECK(t.cpu == 3);
     CHECK(r.hw.refill_ns() == kFootprint * r.prof.refill_dram_ns_per_kib);
-    Task none;  // no working set: nothing to refill
+    CacheWarmth none;  // no working set: nothing to refill
     CHECK(r.hw.switch_in(none, 3) == 0);
 }
 
@@ -516,7 +516,7 @@ TEST_CASE("cache: a working set left on a CPU fades with other work run there", 
     Rig r("e5-2650-2s");
     const double cold = static_cast<double>(kFootprint * r.prof.refill_dram_ns_per_kib);
     const Time tau = r.prof.cache_evict_busy_ns;  // 2 ms of other work evicts 63%
-    Task t;
+    CacheWarmth t;
     t.footprint_kib = kFootprint;
     r.hw.switch_in(t, 0);
     std::vector<int64_t> cost;
@@ -542,7 +542,7 @@ TEST_CASE("cache: a working set fades with time away, and a long-gone set costs 
     Rig r("e5-2650-2s");
     const double cold = static_cast<double>(kFootprint * r.prof.refill_dram_ns_per_kib);
     const Time tau = r.prof.cache_evict_idle_ns;  // 100 ms
-    Task t;
+    CacheWarmth t;
     t.footprint_kib = kFootprint;
     r.hw.switch_in(t, 0);
     r.hw.switch_out(t, 0);

@@ -1,7 +1,7 @@
 // The fair wake path (select_task_rq_fair, wake_affine, select_idle_sibling, ttwu_queue) against
 // the worked traces T1-T8 and the checklist rows of docs/kernel-wakeup-path.md (s.15, s.17).
 // Each test builds a small scenario with the "program" workload, runs it, and checks metrics or the
-// explained decision path of one select_task_rq call.
+// recorded decision events of one select_task_rq call.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -9,12 +9,14 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "experiment/runner.h"
 #include "experiment/scenario.h"
 #include "experiment/simulation.h"
-#include "kernel/wake_explain.h"
+#include "kernel/observer.h"
+#include "kernel/wake_flags.h"
 #include "sim_test_util.h"
 
 using namespace wakesim;
@@ -87,13 +89,51 @@ TEST_CASE("T1: the first wakeup goes through wake_affine to the idle prev, and f
     // migration.
     CHECK(r.n(Metric::migrations) == 0);
     REQUIRE(r.explained());
-    const int prev = r.header_cpu("prev=cpu");
-    const int this_cpu = r.header_cpu("this_cpu=cpu");
+    const int prev = r.prev();
+    const int this_cpu = r.this_cpu();
     CHECK(prev != this_cpu);
-    CHECK(r.said("wake_affine(sync=0)"));
-    CHECK(r.said("wake_affine_idle: prev cpu" + std::to_string(prev) + " idle -> prev"));
-    CHECK(r.said("target cpu" + std::to_string(prev) + " is idle -> target"));
-    CHECK(r.result_line() == "result: cpu" + std::to_string(prev) + " (no migration)");
+    REQUIRE(r.domain());
+    CHECK(r.domain()->wake_affine);
+    CHECK_FALSE(r.domain()->sync);
+    REQUIRE(r.wake_affine());
+    CHECK(r.wake_affine()->idle == AffineIdle::prev_idle);
+    CHECK(r.wake_affine()->prev == prev);
+    CHECK(r.wake_affine()->cpu == prev);
+    CHECK(r.outcome() == SelectOutcome::sis_target);
+    CHECK(r.outcome_cpu() == prev);
+    CHECK(r.stays_on(prev));
+}
+
+TEST_CASE("explain: one wakeup's events come in the wake path's order and render as its decision path",
+          "[wake_path][explain]") {
+    const Outcome r = simulate(pingpong(kNoFlags, 50, R"(["plain"])"), "", 1);
+    REQUIRE(r.explained());
+    auto at = [&](auto* e) {
+        for (size_t i = 0; i < r.events.size(); ++i)
+            if (std::visit([&](const auto& x) { return static_cast<const void*>(&x) == static_cast<const void*>(e); },
+                           r.events[i]))
+                return static_cast<int>(i);
+        return -1;
+    };
+    REQUIRE(r.fair());
+    REQUIRE(r.want_affine());
+    REQUIRE(r.domain());
+    REQUIRE(r.wake_affine());
+    REQUIRE(r.sis());
+    REQUIRE(r.outcome_ev());
+    REQUIRE(r.result());
+    CHECK(at(r.fair()) == 0);
+    CHECK(at(r.fair()) < at(r.want_affine()));
+    CHECK(at(r.want_affine()) < at(r.domain()));
+    CHECK(at(r.domain()) < at(r.wake_affine()));
+    CHECK(at(r.wake_affine()) < at(r.sis()));
+    CHECK(at(r.sis()) < at(r.outcome_ev()));
+    CHECK(at(r.result()) == static_cast<int>(r.events.size()) - 1);
+    // Every event of this path says something; the text starts with the call and ends with the result.
+    const std::vector<std::string> lines = render(r.events);
+    CHECK(lines.size() == r.events.size());
+    CHECK(lines.front().rfind("select_task_rq_fair: wakee ", 0) == 0);
+    CHECK(lines.back().rfind("result: cpu", 0) == 0);
 }
 
 TEST_CASE("T2: a sync ping-pong on an idle 2-CPU LLC goes back to the idle prev: WF_SYNC does not stack",
@@ -107,10 +147,12 @@ TEST_CASE("T2: a sync ping-pong on an idle 2-CPU LLC goes back to the idle prev:
     // select_idle_sibling step 2 returns the idle prev.
     CHECK(r.n(Metric::select_sis_prev) == r.n(Metric::wakeups));
     CHECK(r.n(Metric::select_sis_target) == 0);
-    CHECK(r.said("wake_affine_idle: sync and the waker is alone"));
-    CHECK(r.said("busy"));
-    CHECK(r.said("is idle and shares the LLC -> prev"));
-    CHECK(r.result_line().find("(no migration)") != std::string::npos);
+    REQUIRE(r.wake_affine());
+    CHECK(r.wake_affine()->idle == AffineIdle::sync_alone);
+    CHECK(r.has<SisTargetBusyEv>());
+    CHECK(r.outcome() == SelectOutcome::sis_prev);
+    REQUIRE(r.result());
+    CHECK(r.result()->cpu == r.result()->from);
 }
 
 TEST_CASE("T2: perf bench sched pipe on the 2-vCPU guest does not migrate in steady state", "[wake_path][T2]") {
@@ -135,13 +177,21 @@ TEST_CASE("T3: a pair that starts stacked on CPU0 migrates exactly once, then st
 
     // First wake: prev == this_cpu skips wake_affine; CPU0 is busy, so the scan finds CPU1.
     const Outcome w1 = simulate(d, "", 1);
-    CHECK(w1.said("wakee B prev=cpu0 waker=A this_cpu=cpu0"));
-    CHECK(w1.said("this_cpu == prev, wake_affine skipped"));
-    CHECK(w1.said("select_idle_cpu (idle-cpu scan"));
-    CHECK(w1.result_line() == "result: cpu1 (migration from cpu0)");
+    CHECK(w1.wakee() == "B");
+    CHECK(w1.prev() == 0);
+    CHECK(w1.waker() == "A");
+    CHECK(w1.this_cpu() == 0);
+    REQUIRE(w1.domain());
+    CHECK_FALSE(w1.domain()->wake_affine);  // this_cpu == prev: wake_affine skipped
+    CHECK_FALSE(w1.has<WakeAffineEv>());
+    REQUIRE(w1.idle_scan());
+    CHECK_FALSE(w1.idle_scan()->idle_core_scan);
+    CHECK(w1.idle_scan()->cpu >= 0);
+    CHECK(w1.outcome() == SelectOutcome::sis_scan);
+    CHECK(w1.moves(0, 1));
     // Second wake: A's prev CPU0 is idle again, so A stays.
     const Outcome w2 = simulate(d, "", 2);
-    CHECK(w2.result_line() == "result: cpu0 (no migration)");
+    CHECK(w2.stays_on(0));
 }
 
 TEST_CASE("T4: WF_CURRENT_CPU keeps a ping-pong pair on one CPU with local wakeups and no IPIs", "[wake_path][T4][row4]") {
@@ -180,20 +230,31 @@ TEST_CASE("T5: reciprocal_sync stacks a non-SMT sync pair on the waker's CPU aft
 
     // Wake 1 (B wakes A): A's last_wakee is not B yet, so the normal path returns A's idle prev.
     const Outcome w1 = simulate(d, "reciprocal_sync", 1);
-    CHECK_FALSE(w1.said("policy rule"));
-    CHECK(w1.result_line() == "result: cpu0 (no migration)");
+    CHECK_FALSE(w1.has<PolicyRuleEv>());
+    CHECK(w1.stays_on(0));
     // Wake 2 (A wakes B): wake_affine chose this_cpu, B last woke A, A is alone: the rule fires
     // before select_idle_sibling and B moves to A's CPU (the one migration).
     const Outcome w2 = simulate(d, "reciprocal_sync", 2);
-    CHECK(w2.said("wake_affine_idle: sync and the waker is alone on cpu0 -> this_cpu"));
-    CHECK(w2.said("policy rule reciprocal_sync (affine branch) -> cpu0"));
-    CHECK_FALSE(w2.said("select_idle_sibling"));
-    CHECK(w2.result_line() == "result: cpu0 (migration from cpu1)");
+    REQUIRE(w2.wake_affine());
+    CHECK(w2.wake_affine()->idle == AffineIdle::sync_alone);
+    CHECK(w2.wake_affine()->this_cpu == 0);
+    CHECK(w2.wake_affine()->cpu == 0);
+    REQUIRE(w2.policy_rule());
+    CHECK(w2.policy_rule()->rule == "reciprocal_sync");
+    CHECK(w2.policy_rule()->hook == PolicyHook::after_wake_affine);
+    CHECK(w2.policy_rule()->cpu == 0);
+    CHECK(w2.outcome() == SelectOutcome::policy_affine);
+    CHECK_FALSE(w2.has<SisBeginEv>());
+    CHECK(w2.moves(1, 0));
     // Wake 3: this_cpu == prev skips wake_affine, new_cpu = prev = this_cpu, and the rule fires again.
     const Outcome w3 = simulate(d, "reciprocal_sync", 3);
-    CHECK(w3.said("this_cpu == prev, wake_affine skipped"));
-    CHECK(w3.said("policy rule reciprocal_sync (affine branch) -> cpu0"));
-    CHECK(w3.result_line() == "result: cpu0 (no migration)");
+    REQUIRE(w3.domain());
+    CHECK_FALSE(w3.domain()->wake_affine);
+    REQUIRE(w3.policy_rule());
+    CHECK(w3.policy_rule()->rule == "reciprocal_sync");
+    CHECK(w3.policy_rule()->hook == PolicyHook::after_wake_affine);
+    CHECK(w3.policy_rule()->cpu == 0);
+    CHECK(w3.stays_on(0));
 
     // The same pair under plain stays spread.
     const Outcome p = simulate(d, "plain");
@@ -241,18 +302,27 @@ TEST_CASE("T6: with nr_idle_scan at 0 select_idle_cpu does not scan and a sync w
           "[wake_path][T6][row23]") {
     const Outcome r = simulate(sis_util_cutoff(kSync), "", 1);
     REQUIRE(r.explained());
-    CHECK(r.said("wakee P prev=cpu1 waker=W this_cpu=cpu0"));
-    CHECK(r.said("select_idle_cpu found nothing (0 probed, nr_idle_scan=0)"));
-    CHECK(r.said("fallback: target -> cpu0"));
-    CHECK(r.result_line() == "result: cpu0 (migration from cpu1)");
+    CHECK(r.wakee() == "P");
+    CHECK(r.prev() == 1);
+    CHECK(r.waker() == "W");
+    CHECK(r.this_cpu() == 0);
+    REQUIRE(r.idle_scan());
+    CHECK(r.idle_scan()->cpu == -1);
+    CHECK(r.idle_scan()->probes == 0);
+    CHECK(r.idle_scan()->nr_idle_scan == 0);
+    CHECK(r.outcome() == SelectOutcome::sis_fallback);
+    CHECK(r.fallback() == SisFallback::target);
+    CHECK(r.outcome_cpu() == 0);
+    CHECK(r.moves(1, 0));
 
     // Without SIS_UTIL the same wakeup scans the LLC and finds the idle CPU7.
     const Outcome u = simulate(sis_util_cutoff(kSync, R"({"SIS_UTIL": false})"), "", 1);
-    CHECK(u.result_line() == "result: cpu7 (migration from cpu1)");
+    CHECK(u.moves(1, 7));
 
     // A plain wakeup does not find CPU7 either (its target is whatever wake_affine_weight chose).
     const Outcome n = simulate(sis_util_cutoff(kNoFlags), "", 1);
-    CHECK(n.said("nr_idle_scan=0"));
+    REQUIRE(n.idle_scan());
+    CHECK(n.idle_scan()->nr_idle_scan == 0);
     CHECK(n.result_cpu() != 7);
 }
 
@@ -262,8 +332,11 @@ TEST_CASE("Row 23: an LLC whose scan depth starts at zero does not scan before t
     d["sched"] = {{"sis_scan_at_start", "zero"}};
     const Outcome r = simulate(d, "", 1);
     // T3's first wakeup, which would scan and find CPU1, stacks on CPU0 instead.
-    CHECK(r.said("select_idle_cpu found nothing (0 probed, nr_idle_scan=0)"));
-    CHECK(r.result_line() == "result: cpu0 (no migration)");
+    REQUIRE(r.idle_scan());
+    CHECK(r.idle_scan()->cpu == -1);
+    CHECK(r.idle_scan()->probes == 0);
+    CHECK(r.idle_scan()->nr_idle_scan == 0);
+    CHECK(r.stays_on(0));
 }
 
 namespace {
@@ -318,14 +391,19 @@ TEST_CASE("T7: when the workers flip too, wake_wide turns want_affine off and pl
     int first_wide = 0;
     for (uint64_t nth = 1; nth <= 24 && !first_wide; ++nth) {
         const Outcome w = simulate(d, "", nth);
-        if (!w.said("wake_wide=yes")) continue;
+        const WantAffineEv* wa = w.want_affine();
+        if (!wa || !wa->wide) continue;
         first_wide = static_cast<int>(nth);
-        CHECK(w.said("wakee D "));
-        CHECK(w.said("record_wakee: waker flips=2 wakee flips=4 "));
-        CHECK(w.said("want_affine=no"));
-        CHECK_FALSE(w.said("wake_affine("));
-        const int prev = w.header_cpu("prev=cpu");
-        CHECK(w.said("select_idle_sibling(prev=cpu" + std::to_string(prev) + ", target=cpu" + std::to_string(prev) + ")"));
+        CHECK(w.wakee() == "D");
+        CHECK(wa->waker_flips == 2);
+        CHECK(wa->wakee_flips == 4);
+        CHECK_FALSE(wa->want_affine);
+        CHECK_FALSE(w.has<DomainEv>());
+        CHECK_FALSE(w.has<WakeAffineEv>());
+        const int prev = w.prev();
+        REQUIRE(w.sis());
+        CHECK(w.sis()->prev == prev);
+        CHECK(w.sis()->target == prev);
     }
     CHECK(first_wide > 0);
 }
@@ -349,13 +427,13 @@ json io_completion(bool kthread) {
 TEST_CASE("T8: a per-CPU kthread alone on prev stacks the woken task on its CPU although others are idle",
           "[wake_path][T8][row18]") {
     const Outcome r = simulate(io_completion(true), "", 1);
-    CHECK(r.said("waker is a per-CPU kthread alone on prev -> prev"));
-    CHECK(r.result_line() == "result: cpu2 (no migration)");
+    CHECK(r.outcome() == SelectOutcome::sis_kthread);
+    CHECK(r.stays_on(2));
     CHECK(r.n(Metric::select_sis_kthread) == 1);
     // An ordinary pinned waker does not get this: the scan moves P to the next idle CPU.
     const Outcome o = simulate(io_completion(false), "", 1);
     CHECK(o.n(Metric::select_sis_kthread) == 0);
-    CHECK(o.result_line() == "result: cpu3 (migration from cpu2)");
+    CHECK(o.moves(2, 3));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -377,8 +455,10 @@ TEST_CASE("Row 3: a task pinned to one CPU skips the fair class and always wakes
                      Metric::select_sis_fallback, Metric::select_sis_recent, Metric::select_current_cpu,
                      Metric::select_slow_path})
         CHECK(r.n(k) == 0);
-    CHECK(r.said("one allowed CPU: fair class not consulted"));
-    CHECK_FALSE(r.said("select_task_rq_fair"));
+    REQUIRE(r.pinned());
+    CHECK_FALSE(r.pinned()->migration_disabled);  // one allowed CPU: the fair class is not consulted
+    CHECK(r.outcome() == SelectOutcome::pinned);
+    CHECK_FALSE(r.fair());
     CHECK(r.util(1) == 0.0);
     CHECK(r.util(2) == 0.0);
 }
@@ -401,15 +481,17 @@ json current_cpu_wake(const std::string& p_cpus) {
 TEST_CASE("Row 5: WF_CURRENT_CPU is ignored when the waker's CPU is not allowed for the wakee", "[wake_path][row5][row8]") {
     // Allowed on the waker's CPU: the short-circuit returns this_cpu.
     const Outcome a = simulate(current_cpu_wake(""), "", 1);
-    CHECK(a.said("WF_CURRENT_CPU and this_cpu allowed -> cpu0"));
-    CHECK(a.result_line() == "result: cpu0 (migration from cpu1)");
+    CHECK(a.outcome() == SelectOutcome::current_cpu);
+    CHECK(a.outcome_cpu() == 0);
+    CHECK(a.moves(1, 0));
     CHECK(a.n(Metric::select_current_cpu) == 1);
     // Not allowed: the normal path runs, and since this_cpu is not allowed want_affine is off too
     // (row 8), so the target is prev, which is idle.
     const Outcome n = simulate(current_cpu_wake(R"("cpus": "1-3", )"), "", 1);
-    CHECK_FALSE(n.said("WF_CURRENT_CPU and this_cpu allowed"));
-    CHECK(n.said("want_affine=no"));
-    CHECK(n.result_line() == "result: cpu1 (no migration)");
+    CHECK(n.outcome() != SelectOutcome::current_cpu);
+    REQUIRE(n.want_affine());
+    CHECK_FALSE(n.want_affine()->want_affine);
+    CHECK(n.stays_on(1));
     CHECK(n.n(Metric::select_current_cpu) == 0);
 }
 
@@ -435,17 +517,27 @@ json cross_node(int distance, bool busy_node1 = false) {
 
 TEST_CASE("Row 9: across NUMA nodes at distance 32 there is no wake_affine and the target is prev", "[wake_path][row9]") {
     const Outcome far = simulate(cross_node(32), "", 1);
-    CHECK(far.said("want_affine=yes"));
-    CHECK_FALSE(far.said("wake_affine("));
-    CHECK(far.said("select_idle_sibling(prev=cpu2, target=cpu2)"));
-    CHECK(far.result_line() == "result: cpu2 (no migration)");
+    REQUIRE(far.want_affine());
+    CHECK(far.want_affine()->want_affine);
+    CHECK_FALSE(far.has<DomainEv>());
+    CHECK_FALSE(far.has<WakeAffineEv>());
+    REQUIRE(far.sis());
+    CHECK(far.sis()->prev == 2);
+    CHECK(far.sis()->target == 2);
+    CHECK(far.stays_on(2));
     CHECK(far.n(Metric::migrations) == 0);
     // At distance 21 the NUMA domain keeps SD_WAKE_AFFINE: the sync wake pulls P to the waker's
     // node, where the scan finds CPU1 (prev is idle but in another LLC).
     const Outcome near = simulate(cross_node(21), "", 1);
-    CHECK(near.said("domain NUMA spans prev: wake_affine(sync=1)"));
-    CHECK(near.said("prev cpu2 idle but not cache-affine"));
-    CHECK(near.result_line() == "result: cpu1 (migration from cpu2)");
+    REQUIRE(near.domain());
+    CHECK(near.domain()->name == "NUMA");
+    CHECK(near.domain()->wake_affine);
+    CHECK(near.domain()->sync);
+    CHECK(near.has<WakeAffineEv>());
+    REQUIRE(near.prev_skipped());
+    CHECK(near.prev_skipped()->prev == 2);
+    CHECK(near.prev_skipped()->why == PrevSkip::not_cache_affine);
+    CHECK(near.moves(2, 1));
     CHECK(near.n(Metric::migrations_cross_numa) == 1);
 }
 
@@ -468,14 +560,17 @@ json next_to_hog(const std::string& policy) {
 TEST_CASE("Row 17: a CPU running only a SCHED_IDLE task counts as idle and the wakee preempts it at once",
           "[wake_path][row17]") {
     const Outcome r = simulate(next_to_hog("idle"), "", 1);
-    CHECK(r.said("select_idle_cpu (idle-cpu scan"));
-    CHECK(r.result_line() == "result: cpu1 (migration from cpu0)");
+    REQUIRE(r.idle_scan());
+    CHECK_FALSE(r.idle_scan()->idle_core_scan);
+    CHECK(r.idle_scan()->cpu == 1);
+    CHECK(r.moves(0, 1));
     CHECK(r.n(Metric::preemptions) == 1);
     CHECK(r.n(Metric::wake_latency_ns_max) < 10000);
     // With a normal hog on CPU1 the LLC is full and P waits behind W on CPU0.
     const Outcome n = simulate(next_to_hog("normal"), "", 1);
-    CHECK(n.said("select_idle_cpu found nothing"));
-    CHECK(n.result_line() == "result: cpu0 (no migration)");
+    REQUIRE(n.idle_scan());
+    CHECK(n.idle_scan()->cpu == -1);
+    CHECK(n.stays_on(0));
     CHECK(n.n(Metric::wake_latency_ns_max) > 40000);
 }
 
@@ -493,11 +588,15 @@ TEST_CASE("Row 19: an idle recent_used_cpu is taken before the idle-CPU scan", "
                        hog("hog0", 0) + R"(]},
       "policies": ["plain"], "run": {"duration": "3ms"}})");
     const Outcome r = simulate(d, "", 1);
-    CHECK(r.said("wakee P prev=cpu0"));
-    CHECK(r.said("prev cpu0 busy"));
-    CHECK(r.said("recent_used_cpu cpu3 is idle -> recent"));
-    CHECK_FALSE(r.said("select_idle_cpu"));
-    CHECK(r.result_line() == "result: cpu3 (migration from cpu0)");
+    CHECK(r.wakee() == "P");
+    CHECK(r.prev() == 0);
+    REQUIRE(r.prev_skipped());
+    CHECK(r.prev_skipped()->prev == 0);
+    CHECK(r.prev_skipped()->why == PrevSkip::busy);
+    CHECK(r.outcome() == SelectOutcome::sis_recent);
+    CHECK(r.outcome_cpu() == 3);
+    CHECK_FALSE(r.has<SelectIdleCpuEv>());
+    CHECK(r.moves(0, 3));
     CHECK(r.n(Metric::select_sis_recent) == 1);
 }
 
@@ -520,15 +619,21 @@ TEST_CASE("Row 20: with no idle core an idle SMT sibling of prev is picked befor
                        hog("h0", 0) + "," + hog("h2", 2) + "," + hog("h6", 6) + R"(]},
       "policies": ["plain"], "run": {"duration": "3ms"}})");
     const Outcome w1 = simulate(d, "", 1);
-    const int p1_prev = w1.header_cpu("prev=cpu");
+    const int p1_prev = w1.prev();
     CHECK((p1_prev == 0 || p1_prev == 2));
-    CHECK(w1.said("prev cpu" + std::to_string(p1_prev) + " busy"));
-    CHECK(w1.said("select_idle_cpu (idle-core scan"));
+    REQUIRE(w1.prev_skipped());
+    CHECK(w1.prev_skipped()->prev == p1_prev);
+    CHECK(w1.prev_skipped()->why == PrevSkip::busy);
+    REQUIRE(w1.idle_scan());
+    CHECK(w1.idle_scan()->idle_core_scan);
+    CHECK(w1.idle_scan()->cpu >= 0);
     CHECK(w1.result_cpu() == 5);
     const Outcome w2 = simulate(d, "", 2);
-    CHECK(w2.said("wakee P2 prev=cpu0"));
-    CHECK(w2.said("no idle core; prev's SMT sibling cpu1 idle -> sibling"));
-    CHECK(w2.result_line() == "result: cpu1 (migration from cpu0)");
+    CHECK(w2.wakee() == "P2");
+    CHECK(w2.prev() == 0);
+    CHECK(w2.outcome() == SelectOutcome::sis_smt);
+    CHECK(w2.outcome_cpu() == 1);
+    CHECK(w2.moves(0, 1));
     CHECK(w2.n(Metric::select_sis_smt) == 1);
 }
 
@@ -557,11 +662,15 @@ json wrap_order(int waker) {
 
 TEST_CASE("Row 24: select_idle_cpu scans from target+1 and wraps around", "[wake_path][row24]") {
     const Outcome t5 = simulate(wrap_order(5), "", 1);
-    CHECK(t5.said("select_idle_sibling(prev=cpu3, target=cpu5)"));
-    CHECK(t5.result_line() == "result: cpu6 (migration from cpu3)");
+    REQUIRE(t5.sis());
+    CHECK(t5.sis()->prev == 3);
+    CHECK(t5.sis()->target == 5);
+    CHECK(t5.moves(3, 6));
     const Outcome t1 = simulate(wrap_order(1), "", 1);
-    CHECK(t1.said("select_idle_sibling(prev=cpu3, target=cpu1)"));
-    CHECK(t1.result_line() == "result: cpu2 (migration from cpu3)");
+    REQUIRE(t1.sis());
+    CHECK(t1.sis()->prev == 3);
+    CHECK(t1.sis()->target == 1);
+    CHECK(t1.moves(3, 2));
 }
 
 namespace {
@@ -583,15 +692,22 @@ json full_llc(const std::string& flags, const std::string& features = "{}") {
 TEST_CASE("Row 26: in a fully busy LLC a sync wakee stacks on the waker's CPU and a plain one stays on prev",
           "[wake_path][row26]") {
     const Outcome s = simulate(full_llc(kSync), "", 1);
-    CHECK(s.said("select_idle_cpu found nothing"));
-    CHECK(s.said("fallback: target -> cpu0"));
-    CHECK(s.result_line() == "result: cpu0 (migration from cpu1)");
+    REQUIRE(s.idle_scan());
+    CHECK(s.idle_scan()->cpu == -1);
+    CHECK(s.outcome() == SelectOutcome::sis_fallback);
+    CHECK(s.fallback() == SisFallback::target);
+    CHECK(s.outcome_cpu() == 0);
+    CHECK(s.moves(1, 0));
     // Without WF_SYNC, wake_affine_idle has no answer; with the weight comparison off the target
     // is prev and the fallback leaves P there.
     const Outcome p = simulate(full_llc(kNoFlags, R"({"WA_WEIGHT": false})"), "", 1);
-    CHECK(p.said("wake_affine_idle: no decision"));
-    CHECK(p.said("fallback: target -> cpu1"));
-    CHECK(p.result_line() == "result: cpu1 (no migration)");
+    REQUIRE(p.wake_affine());
+    CHECK(p.wake_affine()->idle == AffineIdle::no_decision);
+    CHECK(p.wake_affine()->weight == AffineWeight::not_run);
+    CHECK(p.outcome() == SelectOutcome::sis_fallback);
+    CHECK(p.fallback() == SisFallback::target);
+    CHECK(p.outcome_cpu() == 1);
+    CHECK(p.stays_on(1));
     CHECK(p.n(Metric::select_sis_fallback) == 1);
 }
 
@@ -612,9 +728,13 @@ TEST_CASE("Row 27: on big.LITTLE a task that fits neither littles nor mids skips
           {"name": "W", "cpus": "1", "program": [{"run": "30ms"}, {"post": "ch"}, {"run": "5us"}]}]},
       "policies": ["plain"], "run": {"duration": "400ms"}})");
     const Outcome r = simulate(d, "", 1);
-    CHECK(r.said("wakee P prev=cpu4 waker=W this_cpu=cpu1"));
-    CHECK(r.said("select_idle_capacity -> cpu7"));
-    CHECK(r.result_line() == "result: cpu7 (migration from cpu4)");
+    CHECK(r.wakee() == "P");
+    CHECK(r.prev() == 4);
+    CHECK(r.waker() == "W");
+    CHECK(r.this_cpu() == 1);
+    CHECK(r.outcome() == SelectOutcome::sis_capacity);
+    CHECK(r.outcome_cpu() == 7);
+    CHECK(r.moves(4, 7));
     CHECK(r.n(Metric::select_sis_capacity) == 1);
 }
 
@@ -638,7 +758,7 @@ TEST_CASE("Row 28: IPIs: none for a local wakeup, one for an idle CPU in the LLC
     }
     SECTION("a wakeup to a busy CPU in another LLC still uses the wake list and an IPI") {
         const Outcome r = simulate(cross_node(32, true), "", 1);
-        CHECK(r.result_line() == "result: cpu2 (no migration)");
+        CHECK(r.stays_on(2));
         CHECK(r.n(Metric::wakeups_remote) == 1);
         CHECK(r.n(Metric::wakeups_ipi) == 1);
     }

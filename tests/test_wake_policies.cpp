@@ -11,7 +11,8 @@
 #include "experiment/runner.h"
 #include "experiment/scenario.h"
 #include "experiment/simulation.h"
-#include "kernel/wake_explain.h"
+#include "kernel/observer.h"
+#include "kernel/wake_flags.h"
 #include "sim_test_util.h"
 
 using namespace wakesim;
@@ -58,9 +59,8 @@ TEST_CASE("wf_sync adds WF_SYNC at sync-capable sites only", "[policies][wf_sync
     const json d = request_reply("[]", 50, "5us", R"(["plain", "wf_sync"])");
     const Outcome plain = simulate(d, "plain", 1);
     const Outcome sync = simulate(d, "wf_sync", 1);
-    CHECK(plain.said("flags=WF_TTWU"));
-    CHECK_FALSE(plain.said("WF_SYNC"));
-    CHECK(sync.said("flags=WF_TTWU|WF_SYNC"));
+    CHECK(plain.flags() == WF_TTWU);
+    CHECK(sync.flags() == static_cast<uint32_t>(WF_TTWU | WF_SYNC));
     CHECK(plain.n(Metric::select_sis_target) == plain.n(Metric::wakeups));
     CHECK(sync.n(Metric::select_sis_prev) == sync.n(Metric::wakeups));
     // Neither stacks the pair on an idle LLC.
@@ -130,12 +130,15 @@ TEST_CASE("Row 42: seesaw two_bits pulls only the requester to the processing th
     int requests = 0, replies = 0;
     for (uint64_t nth = 1; nth <= 12; ++nth) {
         const Outcome w = simulate(d, "two_bits", nth);
-        if (w.said("wakee sched-pipe-1 ")) {  // the server: a request wake
+        if (w.wakee() == "sched-pipe-1") {  // the server: a request wake
             ++requests;
-            CHECK_FALSE(w.said("policy rule seesaw"));
-        } else if (w.said("wakee sched-pipe-0 ")) {  // the requester: a reply wake
+            CHECK_FALSE(w.has<PolicyRuleEv>());
+        } else if (w.wakee() == "sched-pipe-0") {  // the requester: a reply wake
             ++replies;
-            CHECK(w.said("policy rule seesaw (before WF_CURRENT_CPU)"));
+            REQUIRE(w.policy_rule());
+            CHECK(w.policy_rule()->rule == "seesaw");
+            CHECK(w.policy_rule()->hook == PolicyHook::early);
+            CHECK(w.outcome() == SelectOutcome::policy_early);
         }
     }
     CHECK(requests > 0);
@@ -197,10 +200,11 @@ TEST_CASE("migrate_disable_wait: a waiting requester is woken where it slept and
     bool saw = false;
     for (uint64_t nth = 1; nth <= 30 && !saw; ++nth) {
         const Outcome w = simulate(d, "migrate_disable_wait", nth);
-        if (w.said("migration disabled")) {
+        const PinnedEv* pinned = w.pinned();
+        if (pinned && pinned->migration_disabled) {
             saw = true;
-            CHECK(w.said("result: cpu0 (no migration)"));
-            CHECK_FALSE(w.said("select_task_rq_fair"));
+            CHECK(w.stays_on(0));
+            CHECK_FALSE(w.fair());
         }
     }
     CHECK(saw);
@@ -238,9 +242,9 @@ TEST_CASE("sched_idle_server: a CPU running only the server counts as idle for p
           {"name": "server", "role": "server", "cpus": "1", "program": [{"loop": 0, "do": [{"run": "1ms"}]}]}]},
       "policies": ["plain", "sched_idle_server"], "run": {"duration": "5ms"}})");
     const Outcome plain = simulate(d, "plain", 1);
-    CHECK(plain.said("result: cpu0 (no migration)"));
+    CHECK(plain.stays_on(0));
     const Outcome si = simulate(d, "sched_idle_server", 1);
-    CHECK(si.said("result: cpu1 (migration from cpu0)"));
+    CHECK(si.moves(0, 1));
     CHECK(si.n(Metric::preemptions) >= 1);
 }
 

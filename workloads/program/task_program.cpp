@@ -25,7 +25,7 @@ ProgramDriver::ProgramDriver(std::vector<ProgramTask> tasks, std::vector<Channel
     }
 }
 
-void ProgramDriver::setup(Scheduler& s, Time at, int parent_cpu, uint64_t seed) {
+void ProgramDriver::setup(CpuExec& s, Time at, int parent_cpu, uint64_t seed) {
     s_ = &s;
     ctx_.resize(defs_.size());
     for (size_t i = 0; i < defs_.size(); ++i) {

@@ -6,8 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "sim/run_control.h"
 #include "kernel/sched.h"
+#include "sim/cpu_exec.h"
+#include "sim/run_control.h"
 
 namespace wakesim {
 
@@ -43,7 +44,7 @@ public:
                   RunControl& ctl);
     // Creates the tasks and starts them from `at`, forked from `parent_cpu` one after another
     // (a seeded 1-5 us apart, as a launcher forks them).
-    void setup(Scheduler& s, Time at, int parent_cpu, uint64_t seed);
+    void setup(CpuExec& s, Time at, int parent_cpu, uint64_t seed);
     Action next_action(Task& t) override;
     void on_timer(int task, uint32_t cookie) override;
     // Every foreground task has exited (background hogs and noise never do).
@@ -97,7 +98,7 @@ private:
     };
     bool take_token(ChanState& c);
 
-    Scheduler* s_ = nullptr;
+    CpuExec* s_ = nullptr;
     RunControl& ctl_;
     std::vector<ProgramTask> defs_;
     std::vector<ChanState> chans_;

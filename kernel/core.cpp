@@ -1,0 +1,442 @@
+// kernel/sched/core.c: the parts the wake path and the CPUs go through, in core.c's order:
+// resched_curr, set_task_cpu, select_task_rq, ttwu_do_activate, ttwu_runnable,
+// sched_ttwu_pending, ttwu_queue_cond, ttwu_queue, try_to_wake_up, sched_fork (add_task),
+// wake_up_new_task, sched_tick, __schedule (schedule, schedule_blocked, do_task_dead), sched_init
+// (the constructor, here first). finish_task_switch is inline in kernel/sched.h. The machine's side of an IPI or a
+// context switch is behind SchedArch; every decision is reported to the SchedObserver.
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "kernel/pelt.h"
+#include "kernel/sched.h"
+
+namespace wakesim {
+
+namespace {
+
+// sched_prio_to_weight[], nice -20..19.
+constexpr uint32_t kPrioToWeight[40] = {
+    88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916,
+    9548,  7620,  6100,  4904,  3906,  3121,  2501,  1991,  1586,  1277,
+    1024,  820,   655,   526,   423,   335,   272,   215,   172,   137,
+    110,   87,    70,    56,    45,    36,    29,    23,    18,    15,
+};
+constexpr uint32_t kWeightIdlePrio = 3;  // SCHED_IDLE
+
+int ilog2(int v) {
+    int r = 0;
+    while (v >>= 1) ++r;
+    return r;
+}
+
+SchedObserver g_no_observer;
+
+}  // namespace
+
+// sched_init(): runqueues, domain state, the LLCs' shared state.
+Scheduler::Scheduler(Engine& engine, const Topology& topo, const SchedDomains& sd, const MachineProfile& prof,
+                     PolicyRun& policy, SchedConfig cfg, Hardware& hw, uint64_t seed)
+    : engine_(engine),
+      topo_(topo),
+      sd_(sd),
+      prof_(prof),
+      policy_(policy),
+      cfg_(std::move(cfg)),
+      hw_(hw),
+      obs_(&g_no_observer),
+      rng_balance_(seed, "balance") {
+    const int n = topo_.nr_cpus();
+    rqs_.resize(static_cast<size_t>(n));
+    llc_.resize(static_cast<size_t>(n));
+    // sysctl_sched_base_slice scales with 1 + ilog2(min(ncpus, 8)) (SCHED_TUNABLESCALING_LOG).
+    slice_ns_ = cfg_.base_slice_ns * (1 + ilog2(std::min(n, 8)));
+    tick_ns_ = kNsPerSec / std::max<int64_t>(1, prof_.tick_hz);
+    for (int c = 0; c < n; ++c) {
+        Rq& rq = rq_of(c);
+        const auto& dom = sd_.of(c);
+        rq.dom.resize(dom.levels.size());
+        for (size_t i = 0; i < dom.levels.size(); ++i) rq.dom[i].balance_interval_ms = dom.levels[i].min_interval_ms;
+        rq.avg_idle = 2 * cfg_.migration_cost_ns;
+        rq.max_idle_balance_cost = cfg_.migration_cost_ns;
+        idle_mask_.set(c);
+        LlcShared& sh = llc_[static_cast<size_t>(dom.sd_llc_id)];
+        // After boot every core has been idle once, so the hint is set on SMT machines.
+        sh.has_idle_cores = sd_.smt_active();
+        sh.nr_idle_scan = cfg_.start_sis_scan_full ? dom.sd_llc_size : 0;
+    }
+}
+
+void Scheduler::set_observer(SchedObserver* o) {
+    obs_ = o ? o : &g_no_observer;
+    obs_mask_ = o ? o->interests() : 0;
+}
+
+// idle_cpu() and sched_idle_cpu() as masks, refreshed whenever a runqueue changes.
+void Scheduler::update_idle_state(int cpu) {
+    update_overload(cpu);
+    const Rq& rq = rq_of(cpu);
+    idle_mask_.assign(cpu, rq.curr == nullptr && rq.nr_running == 0 && !rq.ttwu_pending);
+    sched_idle_mask_.assign(cpu, rq.nr_running > 0 && rq.nr_sched_idle == rq.nr_running);
+}
+
+// resched_curr(): set need_resched on the CPU's current task and have the CPU act on it. An idle
+// CPU needs nothing: the IPI on its way (or the caller) makes it schedule.
+void Scheduler::resched_curr(int cpu) {
+    Rq& rq = rq_of(cpu);
+    if (!rq.curr) return;
+    rq.need_resched = true;
+    arch_->smp_send_reschedule(cpu);
+}
+
+// set_task_cpu(): a migration (fork placement sets task_cpu directly and is none).
+void Scheduler::set_task_cpu(Task& p, int cpu, MigrationCause cause) {
+    if (p.cpu == cpu) return;
+    const int orig = p.cpu;
+    if (orig >= 0) {
+        ++p.nr_migrations;
+        if (wants(kObsMigrate)) obs_->migrate(p, orig, cpu, cause);
+        // migrate_task_rq_fair(): the task's signals leave the old CPU and join the new one.
+        pelt_update_cpu(orig);
+        pelt_update_cpu(cpu);
+        Rq& from = rq_of(orig);
+        Rq& to = rq_of(cpu);
+        from.pelt.util_avg = std::max(0.0, from.pelt.util_avg - p.pelt.util_avg);
+        from.pelt.load_avg = std::max(0.0, from.pelt.load_avg - p.pelt.load_avg);
+        to.pelt.util_avg += p.pelt.util_avg;
+        to.pelt.load_avg += p.pelt.load_avg;
+    }
+    p.cpu = cpu;
+    p.wake_cpu = cpu;
+}
+
+// select_task_rq(): the fair class's choice, or the task's only CPU; select_fallback_rq() when
+// the choice is not allowed.
+int Scheduler::select_task_rq(Task& p, int cpu_hint, uint32_t& flags, const Task* waker, int this_cpu) {
+    ++select_calls_;
+    explain_ = select_calls_ == explain_nth_;
+    steps_ = explain_ || wants(kObsSelectSteps);
+    sel_.wakee = p.id;
+    sel_.from = p.cpu;
+    sel_.outcome = SelectOutcome::kCount;
+    sel_.wide = sel_.affine = false;
+    sel_.sis_probes = 0;
+    if (explain_) obs_->select_begin(p);
+    int cpu;
+    if (p.nr_cpus_allowed > 1 && !p.migration_disabled) {
+        cpu = select_task_rq_fair(p, cpu_hint, flags, waker, this_cpu);
+        flags |= WF_RQ_SELECTED;
+        ++ttwu_work_.select;
+    } else {
+        cpu = p.allowed.test(p.cpu) ? p.cpu : p.allowed.first();
+        select_outcome(SelectOutcome::pinned, cpu);
+        if (explain_) obs_->pinned({p.migration_disabled, cpu});
+    }
+    if (!p.allowed.test(cpu)) {  // select_fallback_rq()
+        const CpuSet near = p.allowed & topo_.node_span(p.cpu);
+        cpu = near.empty() ? p.allowed.first() : near.first();
+    }
+    sel_.cpu = cpu;
+    if (wants(kObsSelectResult) || explain_) obs_->select_task_rq(sel_);
+    explain_ = steps_ = false;
+    return cpu;
+}
+
+// ttwu_do_activate(): enqueue the wakee and check whether it preempts the CPU's current task.
+void Scheduler::ttwu_do_activate(int cpu, Task& p, uint32_t flags) {
+    Rq& rq = rq_of(cpu);
+    if (rq.idle_stamp != 0) {  // the CPU was idle: feed avg_idle
+        const int64_t d = now() - rq.idle_stamp;
+        rq.avg_idle += (d - rq.avg_idle) / 8;
+        rq.avg_idle = std::min(rq.avg_idle, 2 * rq.max_idle_balance_cost);
+        rq.idle_stamp = 0;
+    }
+    if (p.in_iowait) {  // enqueue_task_fair(): cpufreq_update_util(rq, SCHED_CPUFREQ_IOWAIT)
+        p.in_iowait = false;
+        hw_.iowait_boost(cpu);
+    }
+    enqueue(cpu, p, false);
+    p.state = TaskState::runnable;
+    if (wants(kObsTtwuWakeup)) obs_->ttwu_wakeup(p, cpu, rq.curr);
+    update_idle_state(cpu);
+    if (rq.curr && check_preempt_wakeup_fair(cpu, p, flags)) resched_curr(cpu);
+}
+
+// ttwu_runnable(): a delayed-dequeue sleeper is still queued; it is requeued where it is, with
+// no placement.
+void Scheduler::ttwu_runnable(Task& p, uint32_t flags, Task* waker, int this_cpu) {
+    Rq& rq = rq_of(p.cpu);
+    pelt_update_task(p, false, false);
+    pelt_update_cpu(p.cpu);
+    p.sched_delayed = false;
+    --rq.nr_delayed;
+    if (p.policy == SchedPolicy::idle) ++rq.nr_sched_idle;
+    p.state = TaskState::runnable;
+    if (wants(kObsTtwuWoken)) obs_->ttwu_woken(p, p.cpu, this_cpu, WokenVia::delayed, nullptr);
+    arch_->ttwu_runnable_charge(waker);
+    if (wants(kObsTtwuWakeup)) obs_->ttwu_wakeup(p, p.cpu, rq.curr);
+    update_idle_state(p.cpu);
+    if (check_preempt_wakeup_fair(p.cpu, p, flags)) resched_curr(p.cpu);
+}
+
+// sched_ttwu_pending(): the target enqueues the wakees on its wake list itself.
+void Scheduler::sched_ttwu_pending(int cpu) {
+    Rq& rq = rq_of(cpu);
+    if (rq.wake_list.empty()) return;
+    std::vector<Task*> list;
+    list.swap(rq.wake_list);
+    rq.ttwu_pending = false;
+    for (Task* p : list) ttwu_do_activate(cpu, *p, WF_TTWU);
+    list.clear();
+    if (rq.wake_list.empty()) rq.wake_list.swap(list);  // keep the capacity: no allocation next time
+    update_idle_state(cpu);
+}
+
+// ttwu_queue_cond(): the cases in which the target CPU enqueues the wakee itself after an IPI.
+bool Scheduler::ttwu_queue_cond(const Task& p, int cpu, int this_cpu) const {
+    if (!p.allowed.test(cpu)) return false;
+    if (!topo_.shares_llc(this_cpu, cpu)) return true;
+    if (cpu == this_cpu) return false;
+    if (rq_of(cpu).nr_running == 0) return true;
+    return false;
+}
+
+// ttwu_queue(): through the target's wake list (ttwu_queue_wakelist) or enqueued by the waker.
+WokenVia Scheduler::ttwu_queue(Task& p, int cpu, uint32_t flags, Task* waker, int this_cpu) {
+    Rq& rq = rq_of(cpu);
+    const bool idle = rq.curr == nullptr;
+    if (cfg_.features.on(Feat::TTWU_QUEUE) && ttwu_queue_cond(p, cpu, this_cpu)) {
+        // __ttwu_queue_wakelist(): the IPI leaves at the end of the waker's work so far.
+        p.state = TaskState::waking;
+        rq.wake_list.push_back(&p);
+        rq.ttwu_pending = true;
+        update_idle_state(cpu);
+        ++ttwu_work_.queue_remote;
+        const IpiSent sent = arch_->send_call_function_single_ipi(cpu, waker ? &ttwu_work_ : nullptr);
+        return sent == IpiSent::ipi ? WokenVia::wakelist_ipi : sent == IpiSent::poll ? WokenVia::wakelist_poll : WokenVia::wakelist;
+    }
+    ++(cpu == this_cpu ? ttwu_work_.queue_local : ttwu_work_.queue_remote);
+    ttwu_do_activate(cpu, p, flags);
+    // The wakee sits on an idle CPU: a reschedule IPI (or the interrupt being handled there) runs it.
+    const bool ipi =
+        idle && arch_->kick_idle_cpu(cpu, this_cpu, IdleKick::ttwu, waker ? &ttwu_work_ : nullptr) && cpu != this_cpu;
+    return ipi ? WokenVia::queue_ipi : WokenVia::queue;
+}
+
+bool Scheduler::try_to_wake_up(Task& p, uint32_t flags, Task* waker, int this_cpu) {
+    flags |= WF_TTWU;
+    if (p.block_pending && (p.state == TaskState::running || p.state == TaskState::runnable)) {
+        // Set to sleep but not yet through schedule() (still running, or preempted on the way):
+        // ttwu_runnable() just marks it running again.
+        p.block_pending = false;
+        if (wants(kObsTtwuWoken)) obs_->ttwu_woken(p, p.cpu, this_cpu, WokenVia::running, nullptr);
+        return true;
+    }
+    if (p.state != TaskState::sleeping) return false;
+    ++p.nr_wakeups;
+    if (wants(kObsTtwuWaking)) obs_->ttwu_waking(p, waker, this_cpu);
+    if (p.on_rq) {
+        ttwu_runnable(p, flags, waker, this_cpu);
+        return true;
+    }
+    ttwu_work_ = TtwuWork{};
+    const int cpu = select_task_rq(p, p.wake_cpu, flags, waker, this_cpu);
+    const SelectResultEv placement = sel_;  // a wakeup nested in ttwu_queue (via a preemption) reuses sel_
+    pelt_update_task(p, false, false);  // the sleep's decay, before the signal moves with the task
+    if (cpu != p.cpu) {
+        flags |= WF_MIGRATED;
+        set_task_cpu(p, cpu, MigrationCause::wakeup);
+    }
+    const WokenVia via = ttwu_queue(p, cpu, flags, waker, this_cpu);
+    if (wants(kObsTtwuWoken)) obs_->ttwu_woken(p, cpu, this_cpu, via, &placement);
+    // The waker pays for the whole try_to_wake_up before it continues.
+    arch_->ttwu_charge(waker, ttwu_work_);
+    return true;
+}
+
+// wake_up_process() and friends from a wake site: the policy gives the site's flags. A wake
+// from interrupt or timer context (no waker) runs on the wakee's CPU.
+bool Scheduler::wake(int wakee, const WakeSite& site, Task* waker, int this_cpu) {
+    Task& p = tasks_[static_cast<size_t>(wakee)];
+    if (!waker) this_cpu = p.cpu >= 0 ? p.cpu : 0;
+    p.in_iowait = site.iowait;
+    return try_to_wake_up(p, policy_.site_flags(site), waker, this_cpu);
+}
+
+// sched_fork() and __sched_setscheduler(): weight, slice, affinity, policy attributes.
+int Scheduler::add_task(const TaskSpec& spec) {
+    Task& t = tasks_.emplace_back();
+    t.id = static_cast<int>(tasks_.size() - 1);
+    t.comm = spec.comm.empty() ? "task" + std::to_string(t.id) : spec.comm;
+    for (auto& ch : t.comm)
+        if (ch == ' ') ch = '_';
+    t.allowed = spec.allowed.empty() ? topo_.all() : (spec.allowed & topo_.all());
+    if (t.allowed.empty()) throw std::invalid_argument("task " + t.comm + " has no allowed CPU on this machine");
+    t.nr_cpus_allowed = t.allowed.count();
+    t.nice = std::clamp(spec.nice, -20, 19);
+    t.policy = spec.policy;
+    t.role = spec.role;
+    t.pair_id = spec.pair_id;
+    t.per_cpu_kthread = spec.per_cpu_kthread;
+    policy_.on_task_created(t);
+    t.weight = t.policy == SchedPolicy::idle ? kWeightIdlePrio : kPrioToWeight[t.nice + 20];
+    t.slice = slice_ns_;
+    t.cache.footprint_kib = spec.footprint_kib;
+    return t.id;
+}
+
+// wake_up_new_task(): slow-path placement; __set_task_cpu is not a migration.
+void Scheduler::wake_up_new_task(int task, int parent) {
+    Task& t = tasks_[static_cast<size_t>(task)];
+    int c = t.nr_cpus_allowed > 1 ? sched_balance_find_dst_cpu(t, parent, parent, WF_FORK) : t.allowed.first();
+    if (!t.allowed.test(c)) c = t.allowed.first();
+    t.cpu = t.wake_cpu = c;
+    t.recent_used_cpu = parent;
+    t.pelt.last_update = now();
+    Rq& rq = rq_of(c);
+    t.vruntime = rq.queue.empty() ? 0 : avg_vruntime(rq);
+    t.vlag = 0;
+    enqueue(c, t, true);
+    t.state = TaskState::runnable;
+    update_idle_state(c);
+    if (!rq.curr)
+        arch_->kick_idle_cpu(c, parent, IdleKick::fork, nullptr);
+    else if (check_preempt_wakeup_fair(c, t, WF_FORK))
+        resched_curr(c);
+}
+
+// sched_tick(): runtime and PELT of the busy CPU, periodic balance, the nohz balancer kick.
+void Scheduler::sched_tick(int cpu) {
+    Rq& rq = rq_of(cpu);
+    update_curr(cpu);
+    pelt_update_cpu(cpu);
+    if (rq.curr) pelt_update_task(*rq.curr, true, true);
+    hw_.util_changed(cpu);
+    if (now() >= rq.next_balance) sched_balance_domains(cpu, false);
+    if (rq.nr_running - rq.nr_delayed >= 2) nohz_balancer_kick(cpu);
+}
+
+// __schedule(): put prev back (preempted) or leave it off the queue (blocked), pick the next
+// entity (delayed sleepers reaching the front leave now), newidle balance when there is none,
+// then the context switch or idle.
+void Scheduler::schedule(int cpu) {
+    Rq& rq = rq_of(cpu);
+    rq.need_resched = false;
+    Task* prev = rq.curr;
+    if (prev && prev->state == TaskState::running) {
+        update_curr(cpu);
+        pelt_update_task(*prev, true, true);
+        prev->state = TaskState::runnable;  // preempted: stays queued
+    }
+    Task* next = nullptr;
+    for (;;) {
+        next = pick_eevdf(rq, true);
+        if (next && next->sched_delayed) {
+            dequeue(cpu, *next);  // a delayed sleeper reaching the front leaves now
+            next->state = TaskState::sleeping;
+            update_idle_state(cpu);
+            continue;
+        }
+        break;
+    }
+    if (!next && sched_balance_newidle(cpu)) next = pick_eevdf(rq, true);
+    if (!next) {
+        go_idle(cpu);
+        return;
+    }
+    pelt_update_cpu(cpu);
+    pelt_update_task(*next, false, true);
+    next->state = TaskState::running;
+    if (next == prev) {
+        next->exec_start = now();
+        arch_->return_to_curr(cpu);
+        return;
+    }
+    const char prev_state = prev ? (prev->state == TaskState::runnable ? 'R' : 'S') : 'R';
+    if (wants(kObsSwitch)) obs_->sched_switch(cpu, prev, prev_state, next);
+    arch_->context_switch(cpu, prev, *next);
+    rq.curr = next;
+    rq.switching = true;
+    set_protect_slice(*next);
+    update_idle_state(cpu);
+}
+
+// __schedule() with nothing to run: the idle task.
+void Scheduler::go_idle(int cpu) {
+    Rq& rq = rq_of(cpu);
+    Task* prev = rq.curr;
+    pelt_update_cpu(cpu);
+    if (prev && wants(kObsSwitch)) obs_->sched_switch(cpu, prev, prev->state == TaskState::exited ? 'X' : 'S', nullptr);
+    rq.curr = nullptr;
+    rq.switching = false;
+    rq.idle_stamp = now();
+    update_idle_state(cpu);
+    update_idle_core(cpu);
+    arch_->enter_idle(cpu, prev);
+}
+
+// schedule() after set_current_state(TASK_INTERRUPTIBLE): try_to_block_task() dequeues the
+// task (or, with DELAY_DEQUEUE, leaves an ineligible one queued), then __schedule().
+void Scheduler::schedule_blocked(int cpu) {
+    Rq& rq = rq_of(cpu);
+    Task* t = rq.curr;
+    t->block_pending = false;
+    update_curr(cpu);
+    pelt_update_task(*t, true, true);
+    pelt_update_cpu(cpu);
+    // util_est: sample at dequeue, EWMA weight 1/4.
+    t->pelt.util_est = std::max(t->pelt.util_avg, t->pelt.util_est + (t->pelt.util_avg - t->pelt.util_est) / 4);
+    policy_.on_block(*t, now());
+    t->state = TaskState::sleeping;
+    if (cfg_.features.on(Feat::DELAY_DEQUEUE) && rq.queue.size() > 1 && !entity_eligible(rq, *t)) {
+        // dequeue_entity() with DELAY_DEQUEUE: the ineligible sleeper stays on the queue.
+        t->sched_delayed = true;
+        ++rq.nr_delayed;
+        if (t->policy == SchedPolicy::idle) --rq.nr_sched_idle;
+        update_overload(cpu);
+    } else {
+        dequeue(cpu, *t);
+    }
+    schedule(cpu);
+}
+
+// do_task_dead(): the current task exits.
+void Scheduler::do_task_dead(int cpu) {
+    Task* t = rq_of(cpu).curr;
+    update_curr(cpu);
+    pelt_update_task(*t, true, true);
+    t->state = TaskState::exited;
+    dequeue(cpu, *t);
+    schedule(cpu);
+}
+
+void Scheduler::check_invariants() const {
+    std::vector<int> seen(tasks_.size(), 0);
+    for (size_t c = 0; c < rqs_.size(); ++c) {
+        const Rq& rq = rqs_[c];
+        int delayed = 0;
+        for (const Task* t : rq.queue) {
+            if (seen[static_cast<size_t>(t->id)]++) throw std::logic_error("task " + t->comm + " queued on two CPUs");
+            if (t->cpu != static_cast<int>(c)) throw std::logic_error("task " + t->comm + " queued on cpu" + std::to_string(c) + " but task_cpu is " + std::to_string(t->cpu));
+            if (!t->on_rq) throw std::logic_error("queued task " + t->comm + " not on_rq");
+            delayed += t->sched_delayed ? 1 : 0;
+        }
+        if (static_cast<int>(rq.queue.size()) != rq.nr_running) throw std::logic_error("nr_running mismatch on cpu" + std::to_string(c));
+        if (delayed != rq.nr_delayed) throw std::logic_error("nr_delayed mismatch on cpu" + std::to_string(c));
+        if (rq.curr) {
+            if (rq.curr->state != TaskState::running) throw std::logic_error("curr " + rq.curr->comm + " not running");
+            if (rq.curr->cpu != static_cast<int>(c)) throw std::logic_error("curr on the wrong CPU");
+        }
+        for (const Task* t : rq.wake_list)
+            if (seen[static_cast<size_t>(t->id)]++) throw std::logic_error("task on a wake list twice or also queued");
+    }
+    for (const Task& t : tasks_) {
+        if (t.state == TaskState::running || t.state == TaskState::runnable) {
+            if (!t.on_rq) throw std::logic_error("runnable task " + t.comm + " not queued");
+            if (t.state == TaskState::running && rqs_[static_cast<size_t>(t.cpu)].curr != &t)
+                throw std::logic_error("task " + t.comm + " running but not curr");
+        }
+    }
+}
+
+}  // namespace wakesim

@@ -1,0 +1,169 @@
+// kernel/sched/fair.c, the EEVDF part, in fair.c's order: avg_vruntime, entity_eligible,
+// pick_eevdf, update_curr (with update_deadline), place_entity, enqueue_entity, dequeue_entity,
+// check_preempt_wakeup_fair (set_protect_slice is inline in kernel/sched.h). One flat runqueue per CPU (no cgroups).
+#include <algorithm>
+
+#include "kernel/sched.h"
+
+namespace wakesim {
+
+namespace {
+
+__extension__ typedef __int128 i128;  // weighted vruntime sums overflow 64 bits
+
+// The weighted vruntime sum of a runqueue, relative to its first entity (avg_vruntime()).
+struct VSum {
+    int64_t base = 0;
+    i128 sum = 0;
+    int64_t w = 0;
+    // vruntime <= V  <=>  (v - base) * W <= sum(w_i (v_i - base))
+    bool eligible(const Task& t) const { return w == 0 || static_cast<i128>(t.vruntime - base) * w <= sum; }
+    int64_t avg() const { return w == 0 ? base : base + static_cast<int64_t>(sum / w); }
+};
+
+VSum vsum(const std::vector<Task*>& queue) {
+    VSum v;
+    if (queue.empty()) return v;
+    v.base = queue.front()->vruntime;
+    for (const Task* t : queue) {
+        v.sum += static_cast<i128>(t->vruntime - v.base) * t->weight;
+        v.w += t->weight;
+    }
+    return v;
+}
+
+}  // namespace
+
+int64_t Scheduler::avg_vruntime(const Rq& rq) const { return rq.queue.empty() ? 0 : vsum(rq.queue).avg(); }
+
+bool Scheduler::entity_eligible(const Rq& rq, const Task& t) const { return vsum(rq.queue).eligible(t); }
+
+Task* Scheduler::pick_eevdf(Rq& rq, bool protect) {
+    if (rq.queue.empty()) return nullptr;
+    if (rq.queue.size() == 1) return rq.queue.front();
+    const VSum v = vsum(rq.queue);
+    auto eligible = [&](const Task* e) { return v.eligible(*e); };
+    Task* curr = rq.curr;
+    if (curr && !(curr->on_rq && curr->state != TaskState::sleeping && eligible(curr))) curr = nullptr;
+    if (curr && protect && curr->vruntime < curr->vprot) return curr;
+    Task* best = nullptr;
+    for (Task* e : rq.queue)
+        if (eligible(e) && (!best || e->deadline < best->deadline)) best = e;
+    if (!best)  // rounding can leave none eligible: take the smallest vruntime
+        for (Task* e : rq.queue)
+            if (!best || e->vruntime < best->vruntime) best = e;
+    if (curr && curr->deadline < best->deadline) best = curr;
+    return best;
+}
+
+void Scheduler::update_curr(int cpu, bool kernel_point) {
+    Rq& rq = rq_of(cpu);
+    Task* t = rq.curr;
+    if (!t || rq.switching) return;
+    const Time now = engine_.now();
+    const int64_t delta = now - t->exec_start;
+    if (delta > 0) {
+        t->exec_start = now;
+        t->sum_exec += delta;
+        t->vruntime += calc_delta_fair(delta, *t);
+    }
+    // The machine's own step boundaries only account: fair.c notices a used-up slice where it
+    // calls update_curr (tick, enqueue, dequeue, wakeup check, pick), so a task that makes no
+    // such call runs on until the next tick, as on a kernel without HRTICK.
+    if (!kernel_point) return;
+    bool resched = false;
+    if (t->vruntime >= t->deadline) {  // update_deadline()
+        t->deadline = t->vruntime + calc_delta_fair(t->slice, *t);
+        resched = true;
+    }
+    // nr_queued counts delayed entities; an expired protection also asks for a new pick.
+    if (rq.nr_running > 1 && (resched || t->vruntime >= t->vprot)) rq.need_resched = true;
+}
+
+void Scheduler::place_entity(Rq& rq, Task& t, bool initial) {
+    int64_t vslice = calc_delta_fair(t.slice, t);
+    int64_t V = rq.queue.empty() ? t.vruntime : avg_vruntime(rq);
+    int64_t lag = 0;
+    if (cfg_.features.on(Feat::PLACE_LAG) && !rq.queue.empty()) {
+        int64_t W = 0;
+        for (const Task* e : rq.queue) W += e->weight;
+        lag = static_cast<int64_t>(static_cast<i128>(t.vlag) * (W + t.weight) / W);
+    }
+    if (rq.queue.empty()) {
+        // An empty runqueue has no V; keep the task's own clock so its lag stays meaningful.
+        V = t.vruntime + t.vlag;
+    }
+    t.vruntime = V - lag;
+    if (initial && cfg_.features.on(Feat::PLACE_DEADLINE_INITIAL)) vslice /= 2;
+    t.deadline = t.vruntime + vslice;
+}
+
+// enqueue_entity() + enqueue_task_fair()'s accounting and cpufreq_update_util().
+void Scheduler::enqueue(int cpu, Task& t, bool initial) {
+    Rq& rq = rq_of(cpu);
+    pelt_update_cpu(cpu);
+    place_entity(rq, t, initial);
+    rq.queue.push_back(&t);
+    t.on_rq = true;
+    ++rq.nr_running;
+    if (t.policy == SchedPolicy::idle) ++rq.nr_sched_idle;
+    update_overload(cpu);
+    hw_.util_changed(cpu);
+}
+
+// dequeue_entity() (final: a delayed entity leaves here too) with the lag it keeps.
+void Scheduler::dequeue(int cpu, Task& t) {
+    Rq& rq = rq_of(cpu);
+    pelt_update_cpu(cpu);
+    const int64_t V = avg_vruntime(rq);
+    int64_t lag = V - t.vruntime;
+    const int64_t limit = calc_delta_fair(std::max<int64_t>(2 * t.slice, tick_ns_), t);
+    lag = std::clamp(lag, -limit, limit);
+    if (t.sched_delayed) {
+        if (cfg_.features.on(Feat::DELAY_ZERO) && lag > 0) lag = 0;
+        t.sched_delayed = false;
+        --rq.nr_delayed;
+    } else if (t.policy == SchedPolicy::idle) {
+        --rq.nr_sched_idle;
+    }
+    t.vlag = lag;
+    auto it = std::find(rq.queue.begin(), rq.queue.end(), &t);
+    if (it != rq.queue.end()) rq.queue.erase(it);
+    t.on_rq = false;
+    --rq.nr_running;
+    update_overload(cpu);
+    hw_.util_changed(cpu);
+}
+
+// check_preempt_wakeup_fair(), v6.19.
+bool Scheduler::check_preempt_wakeup_fair(int cpu, Task& p, uint32_t flags) {
+    Rq& rq = rq_of(cpu);
+    Task* se = rq.curr;
+    if (!se) return true;  // the idle class: any fair wakee runs at once
+    if (se == &p || rq.need_resched) return false;
+    if (!cfg_.features.on(Feat::WAKEUP_PREEMPTION)) return false;
+    const bool se_idle = se->policy == SchedPolicy::idle;
+    const bool p_idle = p.policy == SchedPolicy::idle;
+    if (se_idle && !p_idle) {
+        se->vprot = se->vruntime;
+        return true;
+    }
+    if (se_idle != p_idle) return false;
+    if (p.policy == SchedPolicy::batch || p.policy == SchedPolicy::idle) return false;
+    update_curr(cpu);
+    bool protect = true;
+    if (cfg_.features.on(Feat::PREEMPT_SHORT) && p.slice < se->slice) {
+        protect = false;
+    } else if ((flags & WF_FORK) || p.sched_delayed) {
+        return false;
+    }
+    if (pick_eevdf(rq, protect) == &p) {
+        if (!protect) se->vprot = se->vruntime;
+        return true;
+    }
+    if (cfg_.features.on(Feat::RUN_TO_PARITY))
+        se->vprot = std::min(se->vprot, se->vruntime + calc_delta_fair(slice_ns_, *se));
+    return false;
+}
+
+}  // namespace wakesim

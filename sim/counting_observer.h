@@ -1,0 +1,37 @@
+// Fills the run's Metrics (metrics/metrics.h) from the scheduler's events: every counter is an
+// increment on an event (the select_task_rq ones on the placement summary that comes with a
+// wakeup), and the wake latency runs from
+// the wakeup to the wakee's finish_task_switch. Nothing allocates per event once every task has
+// been woken once.
+#pragma once
+#include <vector>
+
+#include "engine/engine.h"
+#include "kernel/observer.h"
+#include "metrics/metrics.h"
+#include "topology/topology.h"
+
+namespace wakesim {
+
+class CountingObserver final : public SchedObserver {
+public:
+    CountingObserver(Metrics& m, const Topology& topo, const Engine& clock) : m_(m), topo_(topo), clock_(clock) {}
+
+    uint32_t interests() const override {
+        return kObsTtwuWoken | kObsMigrate | kObsSwitch | kObsSwitchedIn | kObsBalance;
+    }
+    void ttwu_woken(const Task& p, int cpu, int this_cpu, WokenVia via, const SelectResultEv* placement) override;
+    void migrate(const Task& p, int from, int to, MigrationCause cause) override;
+    void sched_switch(int cpu, const Task* prev, char prev_state, const Task* next) override;
+    void switched_in(int cpu, const Task& t) override;
+    void balance(int cpu, int level, bool newidle, bool moved) override;
+
+private:
+    void start_latency_slow(size_t id);
+    Metrics& m_;
+    const Topology& topo_;
+    const Engine& clock_;
+    std::vector<Time> wake_time_;  // by task id: when its pending wakeup was issued, -1: none
+};
+
+}  // namespace wakesim

@@ -1,0 +1,347 @@
+#include "sim/cpu_exec.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace wakesim {
+
+CpuExec::CpuExec(Engine& engine, Scheduler& sched, Hardware& hw, const MachineProfile& prof, uint64_t seed)
+    : engine_(engine),
+      target_(engine.add_target(this)),
+      sched_(sched),
+      hw_(hw),
+      prof_(prof),
+      rng_costs_(seed, "costs") {
+    cpus_.resize(static_cast<size_t>(sched_.topo().nr_cpus()));
+    for (size_t c = 0; c < cpus_.size(); ++c) cpus_[c].need_resched = &sched_.need_resched_flag(static_cast<int>(c));
+    saved_.resize(static_cast<size_t>(sched_.nr_tasks()));
+    sched_.set_arch(this);
+    hw_.set_client(this);
+    hw_.start();
+}
+
+int CpuExec::add_task(const TaskSpec& spec) {
+    const int id = sched_.add_task(spec);
+    if (saved_.size() <= static_cast<size_t>(id)) saved_.resize(static_cast<size_t>(id) + 1);
+    return id;
+}
+
+void CpuExec::start_task(int task, Time at, int parent_cpu) {
+    engine_.schedule(at, target_, kStart, task, static_cast<uint32_t>(parent_cpu));
+}
+
+void CpuExec::arm_timer(int task, Time at, uint32_t cookie) { engine_.schedule(at, target_, kTimer, task, cookie); }
+
+// Kernel-path costs vary a little from one occurrence to the next (cache misses, interrupts);
+// the variation is seeded, so a seed reproduces a run exactly.
+int64_t CpuExec::jitter(int64_t ns) {
+    if (prof_.cost_jitter_pct <= 0 || ns <= 0) return ns;
+    const double f = 1.0 + (rng_costs_.uniform01() * 2.0 - 1.0) * static_cast<double>(prof_.cost_jitter_pct) / 100.0;
+    return static_cast<int64_t>(static_cast<double>(ns) * f);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The wake path's cost, paid by the waker.
+
+// Kernel time of a try_to_wake_up's work so far.
+int64_t CpuExec::cost(const TtwuWork& w) const {
+    return w.select * prof_.select_base_ns + w.sis_probes * prof_.select_probe_ns + w.queue_local * prof_.wake_local_ns +
+           w.queue_remote * prof_.wake_remote_ns;
+}
+
+void CpuExec::ttwu_charge(Task* waker, const TtwuWork& work) {
+    if (waker) ctx_of(*waker).overhead_left += jitter(cost(work));
+}
+
+void CpuExec::ttwu_runnable_charge(Task* waker) {
+    if (waker) ctx_of(*waker).overhead_left += prof_.wake_local_ns;
+}
+
+// ---------------------------------------------------------------------------------------------
+// IPIs and kicks.
+
+// Sends the IPI (or wake of a polling/halted CPU) that makes `cpu` process its wake list and
+// schedule, unless one is already on its way.
+void CpuExec::kick_cpu(int cpu, Time delay) {
+    Cpu& c = cpu_of(cpu);
+    if (c.ipi_in_flight) return;
+    c.ipi_in_flight = true;
+    engine_.schedule(engine_.now() + delay, target_, kIpi, cpu);
+}
+
+IpiSent CpuExec::send_call_function_single_ipi(int cpu, const TtwuWork* work) {
+    Cpu& c = cpu_of(cpu);
+    if (c.ipi_in_flight) return IpiSent::pending;
+    const bool idle = c.mode == Mode::idle;
+    Time delay;
+    IpiSent sent;
+    if (idle && hw_.polling(cpu)) {
+        delay = prof_.poll_wake_ns + hw_.wake_latency(cpu);
+        sent = IpiSent::poll;
+    } else {
+        delay = prof_.ipi_latency_ns + (idle ? hw_.wake_latency(cpu) : 0);
+        sent = IpiSent::ipi;
+    }
+    // The IPI leaves at the end of the waker's try_to_wake_up so far (selection + queueing).
+    kick_cpu(cpu, jitter((work ? cost(*work) : 0) + delay));
+    return sent;
+}
+
+bool CpuExec::kick_idle_cpu(int cpu, int from_cpu, IdleKick why, const TtwuWork* work) {
+    if (cpu_of(cpu).ipi_in_flight) return false;
+    Time delay = 0;
+    switch (why) {
+        case IdleKick::ttwu:
+            delay = cpu == from_cpu ? 0
+                                    : (work ? cost(*work) : 0) +
+                                          (hw_.polling(cpu) ? prof_.poll_wake_ns : prof_.ipi_latency_ns) +
+                                          hw_.wake_latency(cpu);
+            break;
+        case IdleKick::fork:
+            delay = cpu == from_cpu ? 0 : prof_.ipi_latency_ns + hw_.wake_latency(cpu);
+            break;
+        case IdleKick::nohz_balance:
+            delay = prof_.ipi_latency_ns + hw_.wake_latency(cpu);
+            break;
+    }
+    kick_cpu(cpu, delay);
+    return true;
+}
+
+void CpuExec::smp_send_reschedule(int cpu) {
+    // Handled after the driver or the interrupt handler returns, or at the tick (lazy preemption).
+    if (cpu_of(cpu).mode != Mode::running || driving_cpu_ == cpu || irq_cpu_ == cpu || prof_.preempt_lazy) return;
+    preempt_now(cpu);
+}
+
+inline void CpuExec::on_ipi(int cpu) {
+    Cpu& c = cpu_of(cpu);
+    c.ipi_in_flight = false;
+    if (c.mode == Mode::running && c.seg != SegKind::none) {
+        // The interrupt steals time from the running task; a preemption it causes takes effect on
+        // the way out of the handler.
+        stop_segment(cpu);
+        c.ctx.overhead_left += prof_.ipi_handler_ns;
+        irq_cpu_ = cpu;
+        sched_.sched_ttwu_pending(cpu);
+        irq_cpu_ = -1;
+        if (*c.need_resched && !prof_.preempt_lazy) {
+            preempt_now(cpu);
+            return;
+        }
+        run_curr(cpu);
+        return;
+    }
+    sched_.sched_ttwu_pending(cpu);
+    if (c.mode == Mode::idle && sched_.nr_running(cpu) > 0) sched_.schedule(cpu);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Context switches and idle.
+
+void CpuExec::context_switch(int cpu, Task* prev, Task& next) {
+    Cpu& c = cpu_of(cpu);
+    if (prev) saved_[static_cast<size_t>(prev->id)] = c.ctx;
+    c.curr = &next;
+    c.ctx = saved_[static_cast<size_t>(next.id)];
+    if (prev) {
+        hw_.switch_out(prev->cache, cpu);
+    } else {
+        c.busy_since = engine_.now();
+        hw_.idle_exit(cpu);
+        hw_.set_busy(cpu, true);
+        arm_tick(cpu);
+    }
+    c.mode = Mode::switching;
+    c.seg = SegKind::none;
+    const Time cost = jitter(prev ? prof_.ctx_switch_ns : prof_.idle_switch_ns);
+    engine_.schedule(engine_.now() + cost, target_, kSwitchEnd, cpu, ++c.gen);
+}
+
+void CpuExec::return_to_curr(int cpu) {
+    cpu_of(cpu).mode = Mode::running;
+    run_curr(cpu);
+}
+
+void CpuExec::enter_idle(int cpu, Task* prev) {
+    Cpu& c = cpu_of(cpu);
+    if (prev) hw_.switch_out(prev->cache, cpu);
+    if (c.busy_since >= 0) {
+        c.busy_total += engine_.now() - c.busy_since;
+        c.busy_since = -1;
+    }
+    if (prev) saved_[static_cast<size_t>(prev->id)] = c.ctx;
+    c.curr = nullptr;
+    c.mode = Mode::idle;
+    c.seg = SegKind::none;
+    ++c.gen;
+    if (prev) {
+        hw_.set_busy(cpu, false);
+        hw_.idle_enter(cpu);
+    }
+}
+
+Time CpuExec::cpu_busy_ns(int cpu) const {
+    const Cpu& c = cpus_[static_cast<size_t>(cpu)];
+    return c.busy_total + (c.busy_since >= 0 ? engine_.now() - c.busy_since : 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Running tasks: segments of work or overhead, the driver's actions.
+
+// A frequency or SMT change: the running segment continues at the new speed.
+void CpuExec::speed_changed(int cpu) {
+    const Cpu& c = cpu_of(cpu);
+    if (c.mode != Mode::running || c.seg == SegKind::none) return;
+    const SegKind kind = c.seg;
+    stop_segment(cpu);
+    const Context& x = c.ctx;
+    start_segment(cpu, kind, kind == SegKind::overhead ? x.overhead_left : x.work_left);
+}
+
+void CpuExec::start_segment(int cpu, SegKind kind, int64_t ref_ns) {
+    Cpu& c = cpu_of(cpu);
+    c.seg = kind;
+    c.seg_start = engine_.now();
+    const double s = hw_.speed(cpu);
+    c.seg_speed = s;
+    const auto wall = static_cast<Time>(std::ceil(static_cast<double>(ref_ns) / s));
+    engine_.schedule(engine_.now() + std::max<Time>(wall, 1), target_, kSegEnd, cpu, ++c.gen);
+}
+
+void CpuExec::stop_segment(int cpu) {
+    Cpu& c = cpu_of(cpu);
+    if (c.seg == SegKind::none) return;
+    Context& x = c.ctx;
+    const auto done = static_cast<int64_t>(static_cast<double>(engine_.now() - c.seg_start) * c.seg_speed);
+    int64_t& left = c.seg == SegKind::overhead ? x.overhead_left : x.work_left;
+    left = std::max<int64_t>(0, left - done);
+    c.seg = SegKind::none;
+    ++c.gen;
+}
+
+void CpuExec::preempt_now(int cpu) {
+    if (cpu_of(cpu).mode != Mode::running) return;
+    stop_segment(cpu);
+    sched_.schedule(cpu);
+}
+
+void CpuExec::run_curr(int cpu) {
+    Cpu& c = cpu_of(cpu);
+    for (int guard = 0;; ++guard) {
+        Task* t = c.curr;
+        Context& x = c.ctx;
+        if (x.overhead_left > 0) {
+            start_segment(cpu, SegKind::overhead, x.overhead_left);
+            return;
+        }
+        if (t->block_pending) {
+            sched_.schedule_blocked(cpu);
+            return;
+        }
+        if (x.work_left > 0) {
+            start_segment(cpu, SegKind::work, x.work_left);
+            return;
+        }
+        if (guard > 1000000) throw std::logic_error("task " + t->comm + " makes no progress (zero-time loop)");
+        driving_ = t;
+        driving_cpu_ = cpu;
+        const Action a = driver_->next_action(*t);
+        driving_ = nullptr;
+        driving_cpu_ = -1;
+        switch (a.kind) {
+            case Action::run:
+                x.work_left = std::max<int64_t>(0, a.ns);
+                break;
+            case Action::block:
+                t->block_pending = true;  // set_current_state(TASK_INTERRUPTIBLE); schedule() after the overhead
+                break;
+            case Action::exit:
+                sched_.do_task_dead(cpu);
+                return;
+        }
+        if (*c.need_resched) {  // a wakeup issued by the driver preempts this task
+            c.mode = Mode::running;
+            preempt_now(cpu);
+            return;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The tick and the event loop.
+
+void CpuExec::arm_tick(int cpu) {
+    Cpu& c = cpu_of(cpu);
+    if (c.tick_armed) return;
+    c.tick_armed = true;
+    const Time tick = sched_.tick_ns();
+    engine_.schedule((engine_.now() / tick + 1) * tick, target_, kTick, cpu);
+}
+
+void CpuExec::on_tick(int cpu) {
+    Cpu& c = cpu_of(cpu);
+    c.tick_armed = false;
+    if (c.mode == Mode::idle) return;  // NOHZ: an idle CPU stops its tick
+    sched_.sched_tick(cpu);
+    if (*c.need_resched && c.mode == Mode::running) preempt_now(cpu);
+    if (c.mode != Mode::idle) arm_tick(cpu);
+}
+
+void CpuExec::on_event(const Event& e) {
+    const int cpu = e.a;
+    switch (e.kind) {
+        case kSegEnd: {
+            Cpu& c = cpu_of(cpu);
+            if (e.b != c.gen || c.mode != Mode::running) return;
+            Context& x = c.ctx;
+            if (c.seg == SegKind::overhead)
+                x.overhead_left = 0;
+            else
+                x.work_left = 0;
+            c.seg = SegKind::none;
+            sched_.update_curr(cpu, false);
+            if (*c.need_resched && !prof_.preempt_lazy) {
+                preempt_now(cpu);
+                return;
+            }
+            run_curr(cpu);
+            return;
+        }
+        case kSwitchEnd: {
+            Cpu& c = cpu_of(cpu);
+            if (e.b != c.gen || c.mode != Mode::switching) return;
+            c.mode = Mode::running;
+            c.ctx.overhead_left += hw_.switch_in(c.curr->cache, cpu);
+            sched_.finish_task_switch(cpu);
+            if (*c.need_resched) {
+                sched_.schedule(cpu);
+                return;
+            }
+            run_curr(cpu);
+            return;
+        }
+        case kIpi:
+            on_ipi(cpu);
+            return;
+        case kTick:
+            on_tick(cpu);
+            return;
+        case kTimer: {
+            const Task& t = sched_.task(e.a);
+            const int tcpu = t.cpu >= 0 ? t.cpu : 0;
+            driver_->on_timer(e.a, e.b);
+            if (cpu_of(tcpu).mode == Mode::idle && sched_.nr_running(tcpu) > 0) kick_cpu(tcpu, hw_.wake_latency(tcpu));
+            return;
+        }
+        case kStart:
+            if (saved_.size() < static_cast<size_t>(sched_.nr_tasks())) saved_.resize(static_cast<size_t>(sched_.nr_tasks()));
+            sched_.wake_up_new_task(e.a, static_cast<int>(e.b));
+            return;
+        default:
+            return;
+    }
+}
+
+}  // namespace wakesim

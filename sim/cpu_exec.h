@@ -1,0 +1,144 @@
+// The simulated CPUs under the scheduler: what each CPU is doing (idle, switching, running a
+// segment of a task's work or of kernel overhead), the timing of IPIs, context switches and
+// ticks, the cost of the kernel's own wake-path work (charged to the waker, with seeded jitter),
+// busy-time accounting, timers, and the protocol with the workload that says what tasks do
+// (TaskDriver). It implements the scheduler's arch side (kernel/arch.h) and calls the
+// scheduler's entry points when the machine reaches them.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "engine/engine.h"
+#include "engine/rng.h"
+#include "hw/hardware.h"
+#include "hw/machine_profile.h"
+#include "kernel/arch.h"
+#include "kernel/sched.h"
+#include "kernel/task.h"
+#include "kernel/wake_flags.h"
+
+namespace wakesim {
+
+// What a task does next, as its driver says.
+struct Action {
+    enum Kind : uint8_t { run, block, exit } kind;
+    int64_t ns = 0;  // reference-capacity nanoseconds of CPU work (run)
+    static Action Run(int64_t ns) { return {run, ns}; }
+    static Action Block() { return {block, 0}; }
+    static Action Exit() { return {exit, 0}; }
+};
+
+class TaskDriver {
+public:
+    virtual ~TaskDriver() = default;
+    // The task finished its previous action (or starts). The driver may wake other tasks through
+    // CpuExec::wake() and returns what the task does next.
+    virtual Action next_action(Task& t) = 0;
+    // A timer armed with CpuExec::arm_timer fired.
+    virtual void on_timer(int /*task*/, uint32_t /*cookie*/) {}
+};
+
+class CpuExec final : public EventTarget, public SchedArch, public HardwareClient {
+public:
+    CpuExec(Engine& engine, Scheduler& sched, Hardware& hw, const MachineProfile& prof, uint64_t seed);
+    CpuExec(const CpuExec&) = delete;
+    CpuExec& operator=(const CpuExec&) = delete;
+
+    void set_driver(TaskDriver* d) { driver_ = d; }
+
+    // What a workload uses.
+    int add_task(const TaskSpec& spec);
+    // The task is forked from parent_cpu at `at` (wake_up_new_task).
+    void start_task(int task, Time at, int parent_cpu);
+    // try_to_wake_up(wakee) from the task the driver is serving (or from interrupt context when
+    // called outside next_action). Returns true if the task was woken.
+    bool wake(int wakee, const WakeSite& site) { return sched_.wake(wakee, site, driving_, driving_cpu_); }
+    void arm_timer(int task, Time at, uint32_t cookie);
+    // Extra kernel or user time for the task the driver is serving (shared-data refills).
+    void charge_current(int64_t ns) {
+        if (driving_ && ns > 0) cpu_of(driving_cpu_).ctx.overhead_left += ns;
+    }
+    int driving_cpu() const { return driving_cpu_; }
+    const Task* driving_task() const { return driving_; }
+    Time now() const { return engine_.now(); }
+    Scheduler& sched() { return sched_; }
+    const Scheduler& sched() const { return sched_; }
+    Hardware& hardware() { return hw_; }
+
+    // SchedArch
+    void ttwu_charge(Task* waker, const TtwuWork& work) override;
+    void ttwu_runnable_charge(Task* waker) override;
+    IpiSent send_call_function_single_ipi(int cpu, const TtwuWork* work) override;
+    bool kick_idle_cpu(int cpu, int from_cpu, IdleKick why, const TtwuWork* work) override;
+    void smp_send_reschedule(int cpu) override;
+    void context_switch(int cpu, Task* prev, Task& next) override;
+    void return_to_curr(int cpu) override;
+    void enter_idle(int cpu, Task* prev) override;
+    Time cpu_busy_ns(int cpu) const override;
+
+    // HardwareClient
+    double cpu_util(int cpu) const override { return sched_.cpu_util(cpu); }
+    void speed_changed(int cpu) override;
+
+    void on_event(const Event& e) override;
+
+private:
+    enum EvKind : uint16_t { kSegEnd, kSwitchEnd, kIpi, kTick, kTimer, kStart };
+    enum class Mode : uint8_t { idle, switching, running };
+    enum class SegKind : uint8_t { none, overhead, work };
+
+    // Where a task is in its current action: on the CPU while it is current there (switched in at
+    // the start of a context switch), saved by task otherwise.
+    struct Context {
+        int64_t work_left = 0;      // reference-ns of the current Run action still to do
+        int64_t overhead_left = 0;  // kernel time owed before the next action (wake costs)
+    };
+    struct Cpu {
+        const bool* need_resched = nullptr;  // the scheduler's flag for this CPU
+        Task* curr = nullptr;  // the task switched to (rq->curr from the switch's start), nullptr: idle
+        Context ctx;           // curr's context
+        Mode mode = Mode::idle;
+        uint32_t gen = 0;  // invalidates segment and switch-end events
+        SegKind seg = SegKind::none;
+        Time seg_start = 0;
+        double seg_speed = 1.0;
+        bool tick_armed = false;
+        bool ipi_in_flight = false;
+        Time busy_since = -1;  // start of the current busy stretch, -1 when idle
+        Time busy_total = 0;
+    };
+    Cpu& cpu_of(int cpu) { return cpus_[static_cast<size_t>(cpu)]; }
+    // The context of `t`, wherever it is.
+    Context& ctx_of(const Task& t) {
+        if (t.cpu >= 0) {
+            Cpu& c = cpu_of(t.cpu);
+            if (c.curr == &t) return c.ctx;
+        }
+        return saved_[static_cast<size_t>(t.id)];
+    }
+    int64_t jitter(int64_t ns);
+    int64_t cost(const TtwuWork& w) const;
+    void kick_cpu(int cpu, Time delay);
+    void preempt_now(int cpu);
+    void run_curr(int cpu);
+    void start_segment(int cpu, SegKind kind, int64_t ref_ns);
+    void stop_segment(int cpu);
+    void arm_tick(int cpu);
+    void on_tick(int cpu);
+    inline void on_ipi(int cpu);
+
+    Engine& engine_;
+    uint16_t target_;
+    Scheduler& sched_;
+    Hardware& hw_;
+    const MachineProfile& prof_;
+    RngStream rng_costs_;
+    TaskDriver* driver_ = nullptr;
+    std::vector<Cpu> cpus_;
+    std::vector<Context> saved_;  // by task id: the contexts of tasks not current on a CPU
+    Task* driving_ = nullptr;     // the task whose next_action is running
+    int driving_cpu_ = -1;
+    int irq_cpu_ = -1;  // CPU whose IPI handler is running
+};
+
+}  // namespace wakesim

@@ -1,0 +1,151 @@
+#include "sim/wake_explain.h"
+
+#include "kernel/wake_flags.h"
+
+namespace wakesim {
+
+namespace {
+
+std::string cpu(int c) { return "cpu" + std::to_string(c); }
+std::string cpu_or_none(int c) { return c < 0 ? std::string("none") : cpu(c); }
+
+template <class... F>
+struct Overloaded : F... {
+    using F::operator()...;
+};
+template <class... F>
+Overloaded(F...) -> Overloaded<F...>;
+
+std::string outcome_text(const SelectOutcomeEv& e) {
+    switch (e.outcome) {
+        case SelectOutcome::current_cpu: return "WF_CURRENT_CPU and this_cpu allowed -> " + cpu(e.cpu);
+        case SelectOutcome::slow_path: return "slow path (sched_balance_find_dst_cpu) -> " + cpu(e.cpu);
+        case SelectOutcome::sis_target: return "  target " + cpu(e.cpu) + " is idle -> target";
+        case SelectOutcome::sis_prev: return "  prev " + cpu(e.cpu) + " is idle and shares the LLC -> prev";
+        case SelectOutcome::sis_kthread: return "  waker is a per-CPU kthread alone on prev -> prev";
+        case SelectOutcome::sis_recent: return "  recent_used_cpu " + cpu(e.cpu) + " is idle -> recent";
+        case SelectOutcome::sis_capacity: return "  select_idle_capacity -> " + cpu_or_none(e.cpu);
+        case SelectOutcome::sis_smt: return "  no idle core; prev's SMT sibling " + cpu(e.cpu) + " idle -> sibling";
+        case SelectOutcome::sis_fallback:
+            switch (e.fallback) {
+                case SisFallback::no_llc: return "  no LLC domain -> target";
+                case SisFallback::prev_other_cluster: return "  fallback: prev (other cluster) -> " + cpu(e.cpu);
+                case SisFallback::recent: return "  fallback: recent_used_cpu -> " + cpu(e.cpu);
+                case SisFallback::target:
+                case SisFallback::none: return "  fallback: target -> " + cpu(e.cpu);
+            }
+            return "";
+        // Told by the event before: the pinned reason, the policy rule, the idle-CPU scan.
+        case SelectOutcome::pinned:
+        case SelectOutcome::policy_early:
+        case SelectOutcome::policy_affine:
+        case SelectOutcome::sis_scan:
+        case SelectOutcome::kCount: return "";
+    }
+    return "";
+}
+
+std::string wake_affine_text(const WakeAffineEv& e) {
+    std::string s;
+    switch (e.idle) {
+        case AffineIdle::off: break;
+        case AffineIdle::waker_idle: s = "  wake_affine_idle: waker CPU idle (interrupt wake), -> " + cpu_or_none(e.idle_target); break;
+        case AffineIdle::sync_alone:
+            s = "  wake_affine_idle: sync and the waker is alone on cpu" + std::to_string(e.this_cpu) + " -> this_cpu";
+            break;
+        case AffineIdle::prev_idle: s = "  wake_affine_idle: prev cpu" + std::to_string(e.prev) + " idle -> prev"; break;
+        case AffineIdle::no_decision: s = "  wake_affine_idle: no decision"; break;
+    }
+    std::string w;
+    switch (e.weight) {
+        case AffineWeight::not_run: break;
+        case AffineWeight::sync_heavier: w = "  wake_affine_weight: sync and the waker's load exceeds its CPU's -> this_cpu"; break;
+        case AffineWeight::compared:
+            w = "  wake_affine_weight: this_eff=" + std::to_string(static_cast<int64_t>(e.this_eff)) +
+                " prev_eff=" + std::to_string(static_cast<int64_t>(e.prev_eff)) + " -> " +
+                (e.target == e.this_cpu ? "this_cpu" : "prev");
+            break;
+    }
+    if (s.empty()) return w;
+    if (w.empty()) return s;
+    return s + "\n" + w;
+}
+
+const char* prev_skip_text(PrevSkip why) {
+    switch (why) {
+        case PrevSkip::is_target: return " is the target";
+        case PrevSkip::busy: return " busy";
+        case PrevSkip::not_cache_affine: return " idle but not cache-affine";
+        case PrevSkip::does_not_fit: return " idle but the wakee does not fit it";
+    }
+    return "";
+}
+
+}  // namespace
+
+std::string describe(const WakeEvent& ev) {
+    return std::visit(
+        Overloaded{
+            [](const SelectFairEv& e) {
+                return "select_task_rq_fair: wakee " + e.wakee_comm + " prev=cpu" + std::to_string(e.prev) +
+                       " waker=" + (e.waker >= 0 ? e.waker_comm : std::string("<irq>")) + " this_cpu=cpu" +
+                       std::to_string(e.this_cpu) + " flags=" + wake_flags_to_string(e.wake_flags);
+            },
+            [](const PinnedEv& e) {
+                return "select_task_rq: " + std::string(e.migration_disabled ? "migration disabled" : "one allowed CPU") +
+                       ": fair class not consulted, " + cpu(e.cpu);
+            },
+            [](const PolicyRuleEv& e) {
+                return "policy rule " + e.rule +
+                       (e.hook == PolicyHook::early ? " (before WF_CURRENT_CPU) -> " : " (affine branch) -> ") + cpu(e.cpu);
+            },
+            [](const WantAffineEv& e) {
+                return "record_wakee: waker flips=" + std::to_string(e.waker_flips) + " wakee flips=" +
+                       std::to_string(e.wakee_flips) + " llc_size=" + std::to_string(e.llc_size) +
+                       " wake_wide=" + (e.wide ? "yes" : "no") + " want_affine=" + (e.want_affine ? "yes" : "no");
+            },
+            [](const DomainEv& e) {
+                return e.wake_affine ? "domain " + e.name + " spans prev: wake_affine(sync=" + (e.sync ? "1" : "0") + ")"
+                                     : "domain " + e.name + ": this_cpu == prev, wake_affine skipped";
+            },
+            [](const WakeAffineEv& e) { return wake_affine_text(e); },
+            [](const SisBeginEv& e) {
+                return "select_idle_sibling(prev=" + cpu(e.prev) + ", target=" + cpu(e.target) + ")";
+            },
+            [](const SisTargetBusyEv& e) {
+                return "  target " + cpu(e.target) + " busy (nr_running=" + std::to_string(e.nr_running) + ")";
+            },
+            [](const SisPrevEv& e) { return "  prev " + cpu(e.prev) + prev_skip_text(e.why); },
+            [](const SelectIdleCpuEv& e) {
+                if (e.cpu >= 0)
+                    return std::string("  select_idle_cpu (") +
+                           (e.idle_core_scan ? "idle-core scan" : "idle-cpu scan, nr_idle_scan=" + std::to_string(e.nr_idle_scan)) +
+                           ", " + std::to_string(e.probes) + " probed) -> " + cpu(e.cpu);
+                return "  select_idle_cpu found nothing (" + std::to_string(e.probes) +
+                       " probed, nr_idle_scan=" + std::to_string(e.nr_idle_scan) + ")";
+            },
+            [](const SelectOutcomeEv& e) { return outcome_text(e); },
+            [](const SelectResultEv& e) {
+                return "result: " + cpu(e.cpu) +
+                       (e.cpu != e.from ? " (migration from cpu" + std::to_string(e.from) + ")" : std::string(" (no migration)"));
+            },
+        },
+        ev);
+}
+
+std::vector<std::string> render(const std::vector<WakeEvent>& events) {
+    std::vector<std::string> lines;
+    for (const WakeEvent& e : events) {
+        const std::string s = describe(e);
+        size_t at = 0;
+        while (at < s.size()) {
+            const size_t nl = s.find('\n', at);
+            lines.push_back(s.substr(at, nl == std::string::npos ? std::string::npos : nl - at));
+            if (nl == std::string::npos) break;
+            at = nl + 1;
+        }
+    }
+    return lines;
+}
+
+}  // namespace wakesim
