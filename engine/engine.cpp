@@ -14,7 +14,7 @@ uint16_t Engine::add_target(EventTarget* t) {
 void Engine::schedule(Time at, uint16_t target, uint16_t kind, int32_t a, uint32_t b) {
     if (at < now_) at = now_;  // the past is not reachable; keeps causality
     heap_.push_back(Event{at, seq_++, target, kind, a, b});
-    std::push_heap(heap_.begin(), heap_.end(), later);
+    std::push_heap(heap_.begin(), heap_.end(), Later{});
 }
 
 uint64_t Engine::run_until(Time until) {
@@ -22,7 +22,7 @@ uint64_t Engine::run_until(Time until) {
     stopped_ = false;
     while (!heap_.empty() && !stopped_) {
         if (heap_.front().time > until) break;
-        std::pop_heap(heap_.begin(), heap_.end(), later);
+        std::pop_heap(heap_.begin(), heap_.end(), Later{});
         Event e = heap_.back();
         heap_.pop_back();
         now_ = e.time;

@@ -43,9 +43,12 @@ public:
     void reserve(size_t n) { heap_.reserve(n); }
 
 private:
-    static bool later(const Event& x, const Event& y) {
-        return x.time != y.time ? x.time > y.time : x.seq > y.seq;
-    }
+    // The heap's order: a function object, so that the standard heap algorithms inline it.
+    struct Later {
+        bool operator()(const Event& x, const Event& y) const {
+            return x.time != y.time ? x.time > y.time : x.seq > y.seq;
+        }
+    };
     std::vector<Event> heap_;
     std::vector<EventTarget*> targets_;
     Time now_ = 0;
