@@ -136,6 +136,22 @@ const T& pick_named(const std::vector<T>& have, const std::string& want, const s
                                    (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)"));
 }
 
+// `--trace-window FROM:TO`: two durations with units, FROM < TO.
+TraceWindow parse_trace_window(const std::string& text) {
+    const auto colon = text.find(':');
+    const std::string expect = "--trace-window: expected FROM:TO, two durations with units such as 0ms:10ms, got \"" + text + "\"";
+    if (colon == std::string::npos) throw std::runtime_error(expect);
+    TraceWindow w;
+    try {
+        w.from = parse_duration_ns(text.substr(0, colon));
+        w.to = parse_duration_ns(text.substr(colon + 1));
+    } catch (const std::exception& e) {
+        throw std::runtime_error(expect + " (" + e.what() + ")");
+    }
+    if (w.from < 0 || w.to <= w.from) throw std::runtime_error(expect + " (FROM must be before TO)");
+    return w;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -152,8 +168,11 @@ int main(int argc, char** argv) {
     run->add_option("--policy", policies, "run only these policies (repeatable)");
     run->add_option("--case", cases, "run only these cases (repeatable)");
     run->add_option("--seeds", seeds, "run seeds 1..N instead of the scenario's seeds")->check(CLI::Range(1, 10000));
-    run->add_option("--format", format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}));
+    run->add_option("--format", format, "table, json, csv or perf (perf bench's lines per run)")
+        ->check(CLI::IsMember({"table", "json", "csv", "perf"}));
     run->add_option("--trace", trace_path, "write ftrace-style sched events (one file per run)");
+    std::string trace_window;
+    run->add_option("--trace-window", trace_window, "trace only simulated time FROM:TO, e.g. 0ms:10ms");
     run->add_option("-o,--out", out_path, "write the report to this file instead of stdout");
     run->add_option("-j,--jobs", jobs, "runs in parallel (results are identical for any value)")->check(CLI::Range(1, 256));
     run->add_flag("--force", force, "overwrite existing output files");
@@ -282,6 +301,10 @@ int main(int argc, char** argv) {
         opt.policies = policies;
         opt.jobs = jobs;
         opt.trace_path = trace_path;
+        if (!trace_window.empty()) {
+            if (trace_path.empty()) throw std::runtime_error("--trace-window goes with --trace");
+            opt.trace_window = parse_trace_window(trace_window);
+        }
         opt.check_invariants = check;
         opt.force = force;
         auto runs = run_scenario(sc, opt);
@@ -290,6 +313,11 @@ int main(int argc, char** argv) {
             text = report_json(sc, runs).dump(2) + "\n";
         else if (format == "csv")
             text = report_csv(runs);
+        else if (format == "perf") {
+            std::string warning;
+            text = report_perf(sc, runs, warning);
+            if (!warning.empty()) std::fprintf(stderr, "%s\n", warning.c_str());
+        }
         else
             text = report_table(sc, runs);
         if (out_path.empty()) {

@@ -114,29 +114,44 @@ std::string report_table(const Scenario& sc, const std::vector<RunRecord>& runs)
     std::map<int, std::vector<const MetricDef*>> columns;
     for (const MetricDef& d : metric_table())
         if (d.shown.table.column > 0) columns[d.shown.table.column].push_back(&d);
+    // Runs without ops (a program without `op` steps) have no per-op figures: their cells say "-",
+    // and an "elapsed ms" column (the window, which ends when the last task exited) appears.
+    auto no_ops = [](const Group& g) {
+        for (const auto* r : g.runs)
+            if (r->result.metrics.integer(Metric::ops) > 0) return false;
+        return true;
+    };
+    const std::vector<Group> gs = groups(runs);
+    bool elapsed_column = false;
+    for (const auto& g : gs) elapsed_column |= no_ops(g);
     std::vector<std::vector<std::string>> rows;
     rows.push_back({"case", "policy", "seeds"});
     for (const auto& [col, defs] : columns) rows.back().push_back(defs.front()->shown.table.header);
+    if (elapsed_column) rows.back().push_back("elapsed ms");
     rows.back().push_back("done");
     char buf[128];
-    for (const auto& g : groups(runs)) {
+    auto cell_text = [&](const SeedStats& s, int precision, double divisor, bool with_ci) {
+        if (with_ci && s.n > 1)
+            std::snprintf(buf, sizeof buf, "%.*f ±%.*f", precision, s.mean / divisor, precision, s.ci95 / divisor);
+        else
+            std::snprintf(buf, sizeof buf, "%.*f", precision, s.mean / divisor);
+        return std::string(buf);
+    };
+    for (const auto& g : gs) {
         std::vector<std::string> row{g.case_name, g.policy, std::to_string(g.runs.size())};
+        const bool per_op_undefined = no_ops(g);
         for (const auto& [col, defs] : columns) {
             std::string cell;
             for (const MetricDef* d : defs) {
                 const TableColumn& tc = d->shown.table;
-                const SeedStats s = stat(g, d->id);
                 // A column of several metrics shows their means joined by '/', without the CI.
-                if (defs.size() == 1 && s.n > 1)
-                    std::snprintf(buf, sizeof buf, "%.*f ±%.*f", tc.precision, s.mean / tc.divisor, tc.precision,
-                                  s.ci95 / tc.divisor);
-                else
-                    std::snprintf(buf, sizeof buf, "%.*f", tc.precision, s.mean / tc.divisor);
+                const bool per_op = d->id == Metric::usec_per_op || d->id == Metric::ops_per_sec;
                 if (!cell.empty()) cell += '/';
-                cell += buf;
+                cell += per_op && per_op_undefined ? "-" : cell_text(stat(g, d->id), tc.precision, tc.divisor, defs.size() == 1);
             }
             row.push_back(cell);
         }
+        if (elapsed_column) row.push_back(cell_text(stat(g, Metric::sim_time_ns), 3, 1e6, true));
         bool done = true;
         for (const auto* r : g.runs) done &= r->result.completed;
         row.push_back(done ? "yes" : "limit");
@@ -191,6 +206,90 @@ std::string report_csv(const std::vector<RunRecord>& runs) {
         os << csv_field(r.case_name) << "," << csv_field(r.policy) << "," << r.seed << "," << (r.result.completed ? 1 : 0);
         for (Metric m : cols) os << "," << csv_cell(r.result.metrics, m);
         os << "\n";
+    }
+    return os.str();
+}
+
+namespace {
+
+// A real run creates its tasks inside the timed section: about 25 us per thread
+// (`perf bench sched messaging -t -p -g 1 -l 1`: 40 threads in 0.001 s, docs/validation.md).
+// Below ten times that, start-up is over a tenth of a real run's Total time.
+constexpr Time kStartupPerTask = 25000;
+constexpr Time kStartupShare = 10;
+
+// perf's " %14s: %lu.%03lu [sec]": whole milliseconds, truncated.
+std::string total_time_line(Time window) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, " %14s: %lld.%03lld [sec]\n", "Total time", static_cast<long long>(window / kNsPerSec),
+                  static_cast<long long>(window % kNsPerSec / 1000000));
+    return buf;
+}
+
+// sched-pipe's " %14lf usecs/op" and " %14d ops/sec" (ops/sec truncated).
+std::string per_op_lines(Time window, int64_t ops) {
+    char buf[128];
+    const double usec = static_cast<double>(window) / 1000.0;
+    std::snprintf(buf, sizeof buf, " %14f usecs/op\n %14d ops/sec\n", usec / static_cast<double>(ops),
+                  static_cast<int>(static_cast<double>(ops) / (usec / 1e6)));
+    return buf;
+}
+
+}  // namespace
+
+std::string report_perf(const Scenario& sc, const std::vector<RunRecord>& runs, std::string& warning) {
+    std::ostringstream os;
+    size_t short_runs = 0;
+    Time shortest = kTimeNever;
+    int shortest_tasks = 0;
+    for (const auto& r : runs) {
+        const CaseSpec* c = nullptr;
+        for (const auto& x : sc.cases)
+            if (x.name == r.case_name) c = &x;
+        if (!c) throw std::logic_error("report_perf: a run of an unknown case");
+        const WorkloadBuild& w = c->workload;
+        const Time window = r.result.metrics.integer(Metric::sim_time_ns);
+        const int64_t ops = r.result.metrics.integer(Metric::ops);
+        int tasks = 0;
+        for (const auto& t : w.tasks) tasks += t.background ? 0 : 1;
+        if (window < kStartupShare * kStartupPerTask * tasks) {
+            ++short_runs;
+            if (window < shortest) {
+                shortest = window;
+                shortest_tasks = tasks;
+            }
+        }
+        os << "# wakesim: case=" << r.case_name << " policy=" << r.policy << " seed=" << r.seed;
+        if (c->warmup_ops || c->warmup_time) os << " (after warm-up)";
+        if (!r.result.completed) os << " (stopped at the time limit)";
+        os << "\n";
+        if (w.kind == "pipe") {
+            // sched-pipe.c: processes unless -T; the model was validated against process mode.
+            os << "# Running 'sched/pipe' benchmark:\n# Executed " << ops << " pipe operations between two processes\n\n"
+               << total_time_line(window) << "\n";
+            if (ops > 0) os << per_op_lines(window, ops);
+        } else if (w.kind == "messaging") {
+            // The model has no process exit: it stands for thread mode (-t), docs/scenarios.md.
+            const int64_t groups = w.params.integer("groups"), fds = w.params.integer("fds");
+            os << "# Running 'sched/messaging' benchmark:\n# " << fds << " sender and receiver threads per group\n# "
+               << groups << " groups == " << groups * 2 * fds << " threads run\n\n"
+               << total_time_line(window);
+        } else {
+            // No perf benchmark: what was measured, in the same units.
+            os << "# Running '" << w.kind << "' workload: " << tasks << " tasks, " << ops << " ops\n\n"
+               << total_time_line(window);
+            if (ops > 0) os << "\n" << per_op_lines(window, ops);
+        }
+    }
+    warning.clear();
+    if (short_runs > 0) {
+        char buf[320];
+        std::snprintf(buf, sizeof buf,
+                      "wakesim: warning: %zu of %zu runs are shorter than 10x the time a real run takes to create "
+                      "their tasks (about 25 us each; shortest %.3f ms with %d tasks): task start-up would dominate "
+                      "a real run's Total time; raise loops",
+                      short_runs, runs.size(), static_cast<double>(shortest) / 1e6, shortest_tasks);
+        warning = buf;
     }
     return os.str();
 }

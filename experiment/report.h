@@ -1,5 +1,5 @@
-// Output formats for a scenario's runs: an aligned table (default), JSON (schema_version 1) and
-// CSV. Over several seeds the table and the JSON summary give the mean and a 95% confidence
+// Output formats for a scenario's runs: an aligned table (default), JSON (schema_version 1), CSV
+// and perf bench's text. Over several seeds the table and the JSON summary give the mean and a 95% confidence
 // interval (Student's t).
 #pragma once
 #include <nlohmann/json.hpp>
@@ -22,5 +22,10 @@ SeedStats seed_stats(const std::vector<double>& v);
 nlohmann::json report_json(const Scenario& sc, const std::vector<RunRecord>& runs);
 std::string report_table(const Scenario& sc, const std::vector<RunRecord>& runs);
 std::string report_csv(const std::vector<RunRecord>& runs);
+// `--format perf`: per run, the lines `perf bench sched pipe` / `perf bench sched messaging` print
+// (a program run: its Total time), after a `#` line naming case, policy and seed, so results paste
+// next to real runs. `warning` gets one line (else "") when runs are so short that a real run's
+// task creation would dominate them.
+std::string report_perf(const Scenario& sc, const std::vector<RunRecord>& runs, std::string& warning);
 
 }  // namespace wakesim

@@ -105,6 +105,7 @@ std::vector<RunRecord> run_scenario(const Scenario& sc, const RunOptions& opt) {
                     tf = std::fopen(name.c_str(), "w");
                     if (!tf) throw InputError(name, "", "cannot open the trace file for writing");
                     spec.trace = tf;
+                    spec.trace_window = opt.trace_window;
                 }
                 RunResult r = run_simulation(spec);
                 if (tf) std::fclose(tf);

@@ -21,6 +21,7 @@ struct RunOptions {
     std::vector<std::string> policies;  // empty: all
     int jobs = 1;
     std::string trace_path;             // empty: no trace
+    TraceWindow trace_window;           // the simulated time each trace covers
     bool check_invariants = false;
     bool force = false;  // overwrite existing trace files
 };

@@ -46,8 +46,7 @@ RunResult run_simulation(const RunSpec& spec) {
     cpus.set_driver(&driver);
     std::unique_ptr<TraceSink> trace;
     if (spec.trace) {
-        trace = std::make_unique<TraceSink>(spec.trace, engine, cpus);
-        trace->header();
+        trace = std::make_unique<TraceSink>(spec.trace, engine, cpus, spec.topo->nr_cpus(), spec.trace_window);
         observers.add(trace.get());
         hw.set_observer(trace.get());
     }
@@ -70,6 +69,7 @@ RunResult run_simulation(const RunSpec& spec) {
         bytes_at_start = ctl.bytes();
         for (int c = 0; c < spec.topo->nr_cpus(); ++c) busy_at_start[static_cast<size_t>(c)] = sched.cpu_busy_ns(c);
         sched.hardware().begin_window();
+        if (trace && (spec.warmup_ops > 0 || spec.warmup_time > 0)) trace->marker("wakesim: warm-up done");
     };
     bool stopped_by_ops = false;
     auto stop_at_ops = [&] {
@@ -80,8 +80,10 @@ RunResult run_simulation(const RunSpec& spec) {
     ctl.set_warmup(spec.warmup_ops, [&] { begin_window(); });
     if (spec.stop_ops && spec.warmup_time == 0) ctl.set_stop(spec.stop_ops, stop_at_ops);
     bool finished_all = false;
+    Time exited_at = 0;  // when the last foreground task exited
     ctl.set_finish([&] {
         finished_all = true;
+        exited_at = engine.now();
         engine.stop();
     });
     if (spec.warmup_ops == 0 && spec.warmup_time == 0) begin_window();
@@ -95,9 +97,13 @@ RunResult run_simulation(const RunSpec& spec) {
         if (spec.stop_ops) ctl.set_stop(ctl.ops() + spec.stop_ops, stop_at_ops);
     }
     engine.run_until(limit);
-    // The window ends at the last finished op when the workload ran to completion, else at the limit.
-    const bool finished = (stopped_by_ops || finished_all || driver.all_exited()) && ctl.ops() > ops_at_start;
-    const Time end = finished ? ctl.last_op_time() : engine.now();
+    // A run whose foreground tasks all exited (or that reached its ops) is complete. Its window
+    // ends at the last finished op; a window without ops (a program without `op` steps, as rt-app
+    // users write them) measures the time until the last task exited.
+    const bool window_ops = ctl.ops() > ops_at_start;
+    const bool finished = window_ops ? (stopped_by_ops || finished_all || driver.all_exited()) : finished_all;
+    Time end = engine.now();
+    if (finished) end = window_ops ? ctl.last_op_time() : std::max(exited_at, window_start);
     RunResult r;
     r.completed = finished;
     if (spec.check_invariants) sched.check_invariants();
@@ -106,6 +112,7 @@ RunResult run_simulation(const RunSpec& spec) {
     r.events = engine.events_processed();
     r.sim_time = end;
     r.metrics = window_metrics(metrics, sched, busy_at_start, window_start, end, r.events);
+    if (trace) trace->finish();
     return r;
 }
 

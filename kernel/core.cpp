@@ -299,6 +299,7 @@ void Scheduler::wake_up_new_task(int task, int parent) {
     enqueue(c, t, true);
     t.state = TaskState::runnable;
     update_idle_state(c);
+    if (wants(kObsTtwuWakeup)) obs_->wakeup_new(t, parent, rq_of(parent).curr);
     if (!rq.curr)
         arch_->kick_idle_cpu(c, parent, IdleKick::fork, nullptr);
     else if (check_preempt_wakeup_fair(c, t, WF_FORK))

@@ -199,6 +199,9 @@ public:
                             const SelectResultEv* /*placement*/) {}
     // sched_wakeup: p was enqueued on `cpu`, whose current task is `curr` (nullptr: idle).
     virtual void ttwu_wakeup(const Task& /*p*/, int /*cpu*/, const Task* /*curr*/) {}
+    // wake_up_new_task(): a new task's first enqueue, on `parent_cpu` (the trace's sched_wakeup_new;
+    // sent with kObsTtwuWakeup).
+    virtual void wakeup_new(const Task& /*p*/, int /*parent_cpu*/, const Task* /*parent_curr*/) {}
 
     // select_task_rq and the fair wake path (fair.c), in call order.
     virtual void select_begin(const Task& /*p*/) {}  // explained call only

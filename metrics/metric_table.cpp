@@ -57,7 +57,9 @@ constexpr MetricDef kRows[] = {
      "(perf bench sched pipe's loop), a message received for `messaging`, an `{\"op\": …}` step for `program`"},
     {Metric::sim_time_ns, "sim_time_ns", "ns", K::duration, T::integer, B::lower, G::throughput, kRunOnly,
      [](const RunInputs& in) -> MetricValue { return int64_t{in.window}; },
-     "length of the window in simulated time"},
+     "length of the window in simulated time. It ends at the last op, or, when the window counted no ops (a "
+     "`program` without `op` steps, as rt-app descriptions are), when the last foreground task exited; at the time "
+     "limit when the run did not finish (`completed` false). The table shows it as `elapsed ms` when a row has no ops"},
     {Metric::usec_per_op, "usec_per_op", "µs", K::ratio, T::real, B::lower, G::throughput,
      summary_column(1, "usec/op", 3),
      [](const RunInputs& in) -> MetricValue {

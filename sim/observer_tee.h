@@ -31,6 +31,9 @@ public:
     void ttwu_wakeup(const Task& p, int cpu, const Task* curr) override {
         for (auto* o : obs_) o->ttwu_wakeup(p, cpu, curr);
     }
+    void wakeup_new(const Task& p, int parent_cpu, const Task* parent_curr) override {
+        for (auto* o : obs_) o->wakeup_new(p, parent_cpu, parent_curr);
+    }
     void select_begin(const Task& p) override {
         for (auto* o : obs_) o->select_begin(p);
     }

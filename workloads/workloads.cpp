@@ -67,6 +67,7 @@ WorkloadBuild build_workload(const JsonNode& w, const MachineProfile& prof, cons
     w.check_keys(keys);
     const ParamValues params = read_params(w, k.params, keys);
     WorkloadBuild b = k.build(WorkloadInput{w, params, prof, topo});
+    b.params = params;
     add_background(read_background(w, topo), b);
     return b;
 }

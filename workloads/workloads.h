@@ -24,6 +24,7 @@ struct WorkloadBuild {
     int parent_cpu = 0;       // CPU the tasks are forked from
     uint64_t total_ops = 0;   // ops the workload performs in full (0: runs until stopped)
     std::string op_name = "op";
+    ParamValues params;       // the kind's parameters as read (reports name the perf command)
 };
 
 // What a kind's build function is given: its workload object, the kind's declared parameters

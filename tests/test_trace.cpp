@@ -1,0 +1,160 @@
+// `wakesim run --trace`: ftrace text that Perfetto's systrace importer accepts. Every event line
+// must match the line pattern of Perfetto's SystraceLineTokenizer
+// (src/trace_processor/importers/systrace/systrace_line_tokenizer.cc in google/perfetto, the
+// version that accepts the 5-character irq-flags field of kernels since 5.16); the header must be
+// the `trace` file's with record-tgid.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "experiment/runner.h"
+#include "experiment/scenario.h"
+#include "experiment/simulation.h"
+
+using namespace wakesim;
+
+namespace {
+
+// CPU 0: `hog` computes for ever; `ticker` sleeps 100 us and runs 20 us, so its wakeups preempt
+// the hog (prev_state=R+). CPU 1: `pinger` and `ponger` ping-pong over channels.
+Scenario trace_scenario() {
+    return parse_scenario(nlohmann::json::parse(R"({
+      "name": "trace",
+      "machine": {"topology": {"name": "flat4", "cores_per_cluster": 4}, "profile": {"base": "kvm-2vcpu"}},
+      "workload": {"kind": "program", "channels": {"ping": {}, "pong": {}},
+        "tasks": [
+          {"name": "hog", "cpus": "0", "program": [{"loop": 0, "do": [{"run": "1ms"}]}]},
+          {"name": "ticker", "cpus": "0", "program": [{"loop": 0, "do": [{"sleep": "100us"}, {"run": "20us"}]}]},
+          {"name": "pinger", "cpus": "1-3", "program": [{"loop": 0, "do": [{"post": "ping"}, {"wait": "pong"}, {"op": 1}]}]},
+          {"name": "ponger", "cpus": "1-3", "program": [{"loop": 0, "do": [{"wait": "ping"}, {"run": "5us"}, {"post": "pong"}]}]}
+        ]},
+      "policies": ["plain"],
+      "run": {"duration": "20ms", "warmup": "2ms"}
+    })"),
+                          "trace.json");
+}
+
+std::vector<std::string> traced_lines(TraceWindow window = {}) {
+    const Scenario sc = trace_scenario();
+    RunSpec spec = make_run_spec(sc, sc.cases[0], sc.policies[0], 1);
+    std::FILE* f = std::tmpfile();
+    REQUIRE(f);
+    spec.trace = f;
+    spec.trace_window = window;
+    run_simulation(spec);
+    std::rewind(f);
+    std::string text;
+    char buf[4096];
+    for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, n);
+    std::fclose(f);
+    std::vector<std::string> lines;
+    std::istringstream is(text);
+    for (std::string l; std::getline(is, l);) lines.push_back(l);
+    return lines;
+}
+
+// Perfetto's line pattern: "-PID", an optional "(TGID)" or "(-----)", "[CPU]", optional irq
+// flags, "SECONDS.FRACTION:", the event name and ':'. Searched, not anchored, as Perfetto does.
+const std::regex kPerfettoLine(R"(-(\d+)\s+\(?\s*(\d+|-+)?\)?\s?\[(\d+)\]\s*([a-zA-Z.]{3}[0-9a-f.]{1,2}\s*)?(\d+\.\d+):\s+(\S+):)");
+
+struct Parsed {
+    int pid = 0, cpu = 0;
+    double ts = 0;
+    std::string event, args;
+};
+
+Parsed parse(const std::string& line) {
+    std::smatch m;
+    Parsed p;
+    if (!std::regex_search(line, m, kPerfettoLine)) return p;
+    p.pid = std::stoi(m[1].str());
+    p.cpu = std::stoi(m[3].str());
+    p.ts = std::stod(m[5].str());
+    p.event = m[6].str();
+    p.args = m.suffix().str();
+    return p;
+}
+
+}  // namespace
+
+TEST_CASE("Every trace line matches Perfetto's systrace line pattern, after ftrace's header", "[trace]") {
+    const auto lines = traced_lines();
+    REQUIRE(lines.size() > 20);
+    CHECK(lines[0] == "# tracer: nop");
+    CHECK(lines[1] == "#");
+    size_t events = 0;
+    for (const auto& l : lines) events += l.empty() || l[0] == '#' ? 0 : 1;
+    CHECK(lines[2] == "# entries-in-buffer/entries-written: " + std::to_string(events) + "/" +
+                          std::to_string(events) + "   #P:4");
+    CHECK(lines[3] == "#");
+    bool legend = false;
+    for (const auto& l : lines)
+        legend |= l == "#           TASK-PID       TGID    CPU#  |||||  TIMESTAMP  FUNCTION";
+    CHECK(legend);
+    for (const auto& l : lines) {
+        if (l.empty() || l[0] == '#') continue;
+        INFO(l);
+        REQUIRE(std::regex_search(l, kPerfettoLine));
+        const Parsed p = parse(l);
+        CHECK(p.cpu < 4);
+        // ftrace's columns: comm right-aligned in 16, "-pid" left-aligned in 7, "(tgid)".
+        CHECK(l.find(" (") == 24);
+        CHECK(l[35] == '[');
+    }
+}
+
+TEST_CASE("The trace has R+ for a preemption, sched_wakeup_new once per task, and the warm-up marker", "[trace]") {
+    const auto lines = traced_lines();
+    std::map<int, int> new_wakeups;
+    bool preempted = false, marker = false, bare_r = false;
+    for (const auto& l : lines) {
+        if (l.empty() || l[0] == '#') continue;
+        const Parsed p = parse(l);
+        if (p.event == "sched_wakeup_new") {
+            std::smatch m;
+            REQUIRE(std::regex_search(p.args, m, std::regex(R"(comm=\S+ pid=(\d+) prio=120 target_cpu=\d{3}$)")));
+            ++new_wakeups[std::stoi(m[1].str())];
+        }
+        if (p.event == "sched_switch") {
+            preempted |= p.args.find("prev_comm=hog prev_pid=1000 prev_prio=120 prev_state=R+ ==> next_comm=ticker") !=
+                         std::string::npos;
+            // A task switched out while runnable is always R+; only the idle task leaves as R.
+            if (p.args.find("prev_state=R ") != std::string::npos)
+                bare_r |= p.args.find("prev_comm=swapper/") == std::string::npos;
+        }
+        if (p.event == "tracing_mark_write") {
+            CHECK(p.args.find("wakesim: warm-up done") != std::string::npos);
+            CHECK(p.ts == Approx(0.002));
+            marker = true;
+        }
+    }
+    CHECK(preempted);
+    CHECK_FALSE(bare_r);
+    CHECK(marker);
+    REQUIRE(new_wakeups.size() == 4);  // hog, ticker, pinger, ponger
+    for (const auto& [pid, n] : new_wakeups) CHECK(n == 1);
+}
+
+TEST_CASE("A trace window (--trace-window) limits the trace to the window", "[trace]") {
+    const auto all = traced_lines();
+    const auto part = traced_lines({5000000, 7000000});
+    size_t n_all = 0, n_part = 0;
+    for (const auto& l : all) n_all += l.empty() || l[0] == '#' ? 0 : 1;
+    for (const auto& l : part) {
+        if (l.empty() || l[0] == '#') continue;
+        ++n_part;
+        const Parsed p = parse(l);
+        CHECK(p.ts >= 0.005);
+        CHECK(p.ts < 0.007);
+    }
+    CHECK(n_part > 10);
+    CHECK(n_part < n_all / 2);
+    CHECK(part[2] == "# entries-in-buffer/entries-written: " + std::to_string(n_part) + "/" + std::to_string(n_part) +
+                         "   #P:4");
+}
