@@ -23,12 +23,22 @@ enum class SiteRole : uint8_t {
     reply,    // wakes the side that waits for an answer (FUSE request end)
 };
 
+// The FUSE wake sites (fs/fuse/dev.c, dev_uring.c), so a policy can change one of them only.
+enum class FuseSite : uint8_t {
+    none,
+    queue_request,   // fuse_dev_queue_req -> fuse_dev_wake_and_unlock: one idle /dev/fuse worker
+    uring_dispatch,  // fuse_uring_dispatch_ent: io_uring task work wakes the queue's ring thread
+    request_end,     // fuse_request_end: wake_up(&req->waitq), the requester in request_wait_answer
+};
+
 struct WakeSite {
     std::string name;        // "pipe", "fuse_request_end", ...
     uint32_t kernel_flags;   // what mainline passes here (pipe: WF_SYNC; FUSE reply: 0)
     bool sync_capable;       // the waker is about to sleep, so WF_SYNC would be honest here
     SiteRole role;
     bool iowait = false;     // the wakee slept in io_schedule(): schedutil's iowait boost applies
+    FuseSite fuse = FuseSite::none;
+    bool fr_uring = false;   // FUSE: the request went through fuse-over-io-uring (FR_URING)
 };
 
 }  // namespace wakesim

@@ -15,6 +15,8 @@ const PolicyKind& reciprocal_sync_policy();
 const PolicyKind& prev_cpu_policy();
 const PolicyKind& migrate_disable_wait_policy();
 const PolicyKind& sched_idle_server_policy();
+const PolicyKind& fuse_wake_same_cpu_policy();
+const PolicyKind& fuse_sync_request_policy();
 
 const std::vector<const PolicyKind*>& policy_registry() {
     static const std::vector<const PolicyKind*> r = {
@@ -26,6 +28,8 @@ const std::vector<const PolicyKind*>& policy_registry() {
         &prev_cpu_policy(),
         &migrate_disable_wait_policy(),
         &sched_idle_server_policy(),
+        &fuse_wake_same_cpu_policy(),
+        &fuse_sync_request_policy(),
     };
     return r;
 }

@@ -14,12 +14,14 @@ namespace wakesim {
 const WorkloadKind& pipe_workload();
 const WorkloadKind& messaging_workload();
 const WorkloadKind& program_workload();
+const WorkloadKind& fio_workload();
 
 const std::vector<WorkloadKind>& workload_kinds() {
     static const std::vector<WorkloadKind> kinds = {
         pipe_workload(),       // perf bench sched pipe
         messaging_workload(),  // perf bench sched messaging (hackbench)
         program_workload(),    // rt-app-style task programs
+        fio_workload(),        // fio psync reads through FUSE (/dev/fuse, fuse-over-io-uring)
     };
     return kinds;
 }

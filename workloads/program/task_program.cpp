@@ -17,6 +17,13 @@ ProgramDriver::ProgramDriver(std::vector<ProgramTask> tasks, std::vector<Channel
         st.writers.buf.assign(n + 1, -1);
         chans_.push_back(std::move(st));
     }
+    fuse_.resize(chans_.size());
+    int shared_key = static_cast<int>(chans_.size());  // shared-data keys after the channels'
+    for (size_t i = 0; i < chans_.size(); ++i)
+        if (chans_[i].def.fuse) {
+            fuse_[i] = std::make_unique<FuseConn>(chans_[i].def.fuse, n, shared_key);
+            shared_key += static_cast<int>(n);
+        }
     for (int b : barrier_sizes) {
         Barrier bar;
         bar.size = b;
@@ -27,6 +34,8 @@ ProgramDriver::ProgramDriver(std::vector<ProgramTask> tasks, std::vector<Channel
 
 void ProgramDriver::setup(CpuExec& s, Time at, int parent_cpu, uint64_t seed) {
     s_ = &s;
+    for (auto& f : fuse_)
+        if (f) f->attach(s);
     ctx_.resize(defs_.size());
     for (size_t i = 0; i < defs_.size(); ++i) {
         Ctx& c = ctx_[i];
@@ -205,6 +214,18 @@ Action ProgramDriver::next_action(Task& t) {
             case Op::exit:
                 c.pc = c.code.size();
                 break;
+            case Op::fuse_request: {
+                Action a = Action::Block();
+                if (fuse_[static_cast<size_t>(op.a)]->request(static_cast<int>(&c - ctx_.data()), c.task_id, c.phase, a))
+                    return a;
+                ++c.pc;
+                break;
+            }
+            case Op::fuse_worker:
+                return fuse_[static_cast<size_t>(op.a)]->worker(static_cast<int>(&c - ctx_.data()), c.task_id, c.phase);
+            case Op::fuse_ring:
+                return fuse_[static_cast<size_t>(op.a)]->ring_thread(static_cast<int>(&c - ctx_.data()), c.task_id, op.b,
+                                                                     c.phase);
         }
     }
 }

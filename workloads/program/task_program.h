@@ -3,17 +3,24 @@
 // are generators of these programs.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "kernel/sched.h"
 #include "sim/cpu_exec.h"
 #include "sim/run_control.h"
+#include "workloads/fuse/fuse_conn.h"
 
 namespace wakesim {
 
 struct Op {
-    enum Kind : uint8_t { run, post, wait, resume, suspend, sleep, barrier, loop_begin, loop_end, count_op, exit };
+    enum Kind : uint8_t {
+        run, post, wait, resume, suspend, sleep, barrier, loop_begin, loop_end, count_op, exit,
+        fuse_request,  // a: FUSE channel; one synchronous request (workloads/fuse/)
+        fuse_worker,   // a: FUSE channel; a /dev/fuse worker's loop, forever
+        fuse_ring,     // a: FUSE channel, b: queue; a ring thread's loop, forever
+    };
     Kind kind = run;
     int64_t ns = 0;    // run: work; wait: cost before blocking; sleep: duration
     int64_t ns2 = 0;   // wait: cost after the token arrives
@@ -30,6 +37,8 @@ struct Channel {
     WakeSite read_site;    // how a post wakes a waiting reader
     WakeSite write_site;   // how a read wakes a writer blocked on a full channel
     int64_t shared_bytes = 0;  // data both sides touch (pipe buffer and state): warm only where last touched
+    // A FUSE connection instead of a token channel: only the fuse_* steps use it.
+    std::shared_ptr<const FuseConnDef> fuse{};
 };
 
 struct ProgramTask {
@@ -54,6 +63,8 @@ public:
     int64_t posts(int ch) const { return chans_[static_cast<size_t>(ch)].posts; }
     int64_t takes(int ch) const { return chans_[static_cast<size_t>(ch)].takes; }
     int nr_channels() const { return static_cast<int>(chans_.size()); }
+    // The FUSE connection of channel `ch`, nullptr for a token channel.
+    const FuseConn* fuse_conn(int ch) const { return fuse_[static_cast<size_t>(ch)].get(); }
 
 private:
     // Fixed-capacity FIFO of task indices: no allocation after set-up.
@@ -102,6 +113,7 @@ private:
     RunControl& ctl_;
     std::vector<ProgramTask> defs_;
     std::vector<ChanState> chans_;
+    std::vector<std::unique_ptr<FuseConn>> fuse_;  // by channel
     std::vector<Barrier> barriers_;
     std::vector<Ctx> ctx_;            // by program task index
     std::vector<int> by_task_id_;     // scheduler id -> program index

@@ -1,0 +1,182 @@
+#include "workloads/fuse/fuse_conn.h"
+
+namespace wakesim {
+
+WakeSite fuse_queue_request_site() {
+    WakeSite s{"fuse_dev_queue_req", 0, true, SiteRole::request};
+    s.fuse = FuseSite::queue_request;
+    return s;
+}
+
+WakeSite fuse_uring_dispatch_site() {
+    WakeSite s{"fuse_uring_dispatch_ent", 0, true, SiteRole::request};
+    s.fuse = FuseSite::uring_dispatch;
+    s.fr_uring = true;
+    return s;
+}
+
+WakeSite fuse_request_end_site(bool fr_uring) {
+    WakeSite s{"fuse_request_end", 0, true, SiteRole::reply};
+    s.fuse = FuseSite::request_end;
+    s.fr_uring = fr_uring;
+    return s;
+}
+
+FuseConn::FuseConn(std::shared_ptr<const FuseConnDef> def, size_t nr_tasks, int shared_key_base)
+    : def_(std::move(def)),
+      shared_key_base_(shared_key_base),
+      reqs_(nr_tasks),
+      serving_(nr_tasks, -1),
+      queue_site_(fuse_queue_request_site()),
+      dispatch_site_(fuse_uring_dispatch_site()),
+      end_site_(fuse_request_end_site(def_->transport == FuseTransport::uring)) {
+    fiq_pending_.buf.assign(nr_tasks + 1, -1);
+    fiq_waiters_.buf.assign(nr_tasks + 1, -1);
+    rings_.resize(def_->queue_cpu.size());
+    for (Ring& r : rings_) r.pending.buf.assign(nr_tasks + 1, -1);
+    stats_.per_queue.assign(def_->queue_cpu.size(), 0);
+}
+
+int64_t FuseConn::touch(int r) {
+    return s_->hardware().touch_shared(shared_key_base_ + r, def_->costs.shared_bytes, s_->driving_cpu());
+}
+
+// fuse_dev_queue_req (/dev/fuse) or fuse_uring_queue_fuse_req (io-uring), from the requester.
+void FuseConn::send(int self) {
+    Req& r = reqs_[static_cast<size_t>(self)];
+    r.finished = false;
+    ++stats_.sent;
+    if (def_->transport == FuseTransport::dev) {
+        fiq_pending_.push(self);
+        // fuse_dev_wake_and_unlock: exclusive wake_up, the worker that has waited longest.
+        if (!fiq_waiters_.empty()) {
+            ++stats_.worker_wakes;
+            s_->wake(fiq_waiters_.pop(), queue_site_);
+        }
+        return;
+    }
+    // fuse_uring_task_to_queue: the queue of the CPU the requester runs on now.
+    const int q = def_->queue_of_cpu[static_cast<size_t>(s_->driving_cpu())];
+    if (r.last_queue >= 0 && r.last_queue != q) ++stats_.queue_changes;
+    r.queue = r.last_queue = q;
+    ++stats_.per_queue[static_cast<size_t>(q)];
+    Ring& ring = rings_[static_cast<size_t>(q)];
+    ring.pending.push(self);
+    // io_uring_cmd_complete_in_task (TWA_SIGNAL): wakes the ring thread if it sleeps in its CQ
+    // wait; a running ring thread finds the task work before it would sleep.
+    if (ring.sleeping) {
+        ring.sleeping = false;
+        ++stats_.ring_wakes;
+        s_->wake(ring.task_id, dispatch_site_);
+    }
+}
+
+// fuse_request_end, foreground branch: wake_up(&req->waitq).
+void FuseConn::request_end(int r) {
+    Req& q = reqs_[static_cast<size_t>(r)];
+    q.finished = true;
+    ++stats_.completed;
+    s_->wake(q.owner_task, end_site_);
+}
+
+bool FuseConn::request(int self, int task_id, uint8_t& phase, Action& out) {
+    Req& r = reqs_[static_cast<size_t>(self)];
+    switch (phase) {
+        case 0:
+            phase = 1;
+            if (def_->costs.app_submit > 0) {
+                out = Action::Run(def_->costs.app_submit);
+                return true;
+            }
+            [[fallthrough]];
+        case 1:
+            r.owner_task = task_id;
+            send(self);
+            phase = 2;
+            out = Action::Block();  // request_wait_answer
+            return true;
+        case 2: {
+            if (!r.finished) {
+                out = Action::Block();
+                return true;
+            }
+            phase = 3;
+            const int64_t after = def_->costs.app_complete + touch(self);
+            if (after > 0) {
+                out = Action::Run(after);
+                return true;
+            }
+            [[fallthrough]];
+        }
+        default:
+            phase = 0;
+            return false;
+    }
+}
+
+Action FuseConn::worker(int self, int task_id, uint8_t& phase) {
+    const FuseCosts& c = def_->costs;
+    int& req = serving_[static_cast<size_t>(self)];
+    for (;;) {
+        switch (phase) {
+            case 0:  // fuse_dev_do_read: take the head of fiq->pending, or sleep exclusively
+                if (fiq_pending_.empty()) {
+                    fiq_waiters_.push(task_id);
+                    phase = 3;
+                    return Action::Block();
+                }
+                req = fiq_pending_.pop();
+                phase = 1;
+                return Action::Run(c.dev_read + touch(req) + c.server_work + c.dev_write);
+            case 1:  // the reply's writev: fuse_dev_do_write -> fuse_request_end
+                request_end(req);
+                req = -1;
+                phase = 2;
+                if (c.loop_tail > 0) return Action::Run(c.loop_tail);
+                [[fallthrough]];
+            case 2:
+                phase = 0;
+                break;
+            default:  // woken from fiq->waitq: re-check the queue (another worker may have taken it)
+                phase = 0;
+                if (fiq_pending_.empty()) ++stats_.worker_spurious;
+                break;
+        }
+    }
+}
+
+Action FuseConn::ring_thread(int self, int task_id, int q, uint8_t& phase) {
+    const FuseCosts& c = def_->costs;
+    Ring& ring = rings_[static_cast<size_t>(q)];
+    ring.task_id = task_id;
+    if (s_->driving_cpu() != def_->queue_cpu[static_cast<size_t>(q)]) ++stats_.ring_off_cpu;
+    int& req = serving_[static_cast<size_t>(self)];
+    for (;;) {
+        switch (phase) {
+            case 1:  // COMMIT_AND_FETCH: fuse_uring_commit -> fuse_request_end, then the next request
+                request_end(req);
+                req = -1;
+                if (!ring.pending.empty()) {  // fuse_uring_next_fuse_req: fetched inline, no sleep
+                    phase = 0;
+                    break;
+                }
+                phase = 2;
+                if (c.uring_enter_tail > 0) return Action::Run(c.uring_enter_tail);
+                [[fallthrough]];
+            case 2:
+                phase = 0;
+                break;
+            default:  // in io_uring_enter: run the task work of a dispatched request, or sleep
+                if (ring.pending.empty()) {
+                    ring.sleeping = true;
+                    return Action::Block();
+                }
+                req = ring.pending.pop();
+                phase = 1;
+                // send_in_task (copy-in, CQE), the handler in userspace, then the commit's copy-out.
+                return Action::Run(c.uring_task_work + touch(req) + c.server_work + c.uring_commit);
+        }
+    }
+}
+
+}  // namespace wakesim

@@ -1,0 +1,119 @@
+// One FUSE connection's request transport for synchronous (foreground) requests: the classic
+// /dev/fuse input queue shared by a pool of libfuse worker threads, or fuse-over-io-uring with one
+// ring thread per queue. The task-program interpreter (workloads/program/) runs three FUSE steps
+// through this class: a requester's request (send, sleep in request_wait_answer, wake-up), a
+// /dev/fuse worker's endless loop and a ring thread's endless loop. docs/fuse.md describes the flow.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernel/wake_flags.h"
+#include "sim/cpu_exec.h"
+
+namespace wakesim {
+
+enum class FuseTransport : uint8_t { dev, uring };
+
+// Per-request CPU work, reference-capacity nanoseconds, as the fio kind's parameters give them.
+struct FuseCosts {
+    int64_t app_submit = 0;    // requester: syscall entry, VFS, request allocation, queueing
+    int64_t app_complete = 0;  // requester after its wake-up: request teardown, syscall exit
+    int64_t server_work = 0;   // the filesystem handler (passthrough_hp READ: decode + pread + data copy)
+    int64_t dev_read = 0;      // /dev/fuse worker: read (splice) of the request, header copy-in
+    int64_t dev_write = 0;     // /dev/fuse worker: writev of the reply, data copy-out to the app's pages
+    int64_t loop_tail = 0;     // /dev/fuse worker: writev return to the next read's sleep
+    int64_t uring_task_work = 0;  // ring thread: send_in_task, request copy-in and CQE
+    int64_t uring_commit = 0;     // ring thread: COMMIT_AND_FETCH, reply copy-out
+    int64_t uring_enter_tail = 0;  // ring thread: from fuse_request_end to its sleep in io_uring_enter
+    int64_t shared_bytes = 0;  // the request (fuse_req + args) both sides touch
+};
+
+struct FuseConnDef {
+    FuseTransport transport = FuseTransport::dev;
+    FuseCosts costs;
+    std::vector<int> queue_of_cpu;  // io-uring: the queue a request submitted on each CPU uses
+    std::vector<int> queue_cpu;     // io-uring: each queue's CPU (its ring thread is pinned there)
+};
+
+// What a test or report may check: the transport's own counts.
+struct FuseStats {
+    uint64_t sent = 0, completed = 0;
+    uint64_t worker_wakes = 0;     // /dev/fuse: wakes of an idle worker from fiq->waitq
+    uint64_t worker_spurious = 0;  // /dev/fuse: a woken worker found the queue empty
+    uint64_t ring_wakes = 0;       // io-uring: task-work wakes of a sleeping ring thread
+    uint64_t queue_changes = 0;    // io-uring: a requester's request used another queue than its previous one
+    uint64_t ring_off_cpu = 0;     // io-uring: a ring thread step ran on another CPU than its queue's
+    std::vector<uint64_t> per_queue;  // io-uring: requests sent to each queue
+};
+
+class FuseConn {
+public:
+    // `nr_tasks`: the program's tasks (requests and waiters are indexed by program task).
+    FuseConn(std::shared_ptr<const FuseConnDef> def, size_t nr_tasks, int shared_key_base);
+    void attach(CpuExec& s) { s_ = &s; }
+
+    // A requester's synchronous request (__fuse_request_send). Returns false when the request is
+    // done (the step ends), else sets `out` to what the requester does next.
+    bool request(int self, int task_id, uint8_t& phase, Action& out);
+    // A /dev/fuse worker's loop (fuse_session_loop_mt's worker): never ends.
+    Action worker(int self, int task_id, uint8_t& phase);
+    // A ring thread's loop for queue `q` (libfuse fuse_uring's queue thread): never ends.
+    Action ring_thread(int self, int task_id, int q, uint8_t& phase);
+
+    const FuseStats& stats() const { return stats_; }
+    const FuseConnDef& def() const { return *def_; }
+    // Requests sent and not yet completed.
+    uint64_t in_flight() const { return stats_.sent - stats_.completed; }
+
+private:
+    // Fixed-capacity FIFO of indices: no allocation after construction.
+    struct Fifo {
+        std::vector<int> buf;
+        size_t head = 0, size = 0;
+        void push(int v) {
+            buf[(head + size) % buf.size()] = v;
+            ++size;
+        }
+        int pop() {
+            int v = buf[head];
+            head = (head + 1) % buf.size();
+            --size;
+            return v;
+        }
+        bool empty() const { return size == 0; }
+    };
+    struct Req {  // the requester's one request in flight, indexed by requester
+        int owner_task = -1;
+        int queue = -1;       // io-uring queue it was sent to
+        int last_queue = -1;  // the queue of the requester's previous request
+        bool finished = false;
+    };
+    struct Ring {  // one io-uring queue and its ring thread
+        Fifo pending;           // requests for the ring thread (bound entries and fuse_req_queue)
+        int task_id = -1;
+        bool sleeping = false;  // in io_uring_enter's CQ wait
+    };
+    void send(int self);
+    void request_end(int r);
+    int64_t touch(int r);
+
+    std::shared_ptr<const FuseConnDef> def_;
+    CpuExec* s_ = nullptr;
+    int shared_key_base_;
+    std::vector<Req> reqs_;
+    std::vector<int> serving_;  // by server program index: the request it works on
+    Fifo fiq_pending_;          // /dev/fuse: fiq->pending
+    Fifo fiq_waiters_;          // /dev/fuse: task ids of workers sleeping on fiq->waitq, longest first
+    std::vector<Ring> rings_;
+    FuseStats stats_;
+    WakeSite queue_site_, dispatch_site_, end_site_;
+};
+
+// The FUSE wake sites with their mainline flags (all plain wake_up).
+WakeSite fuse_queue_request_site();
+WakeSite fuse_uring_dispatch_site();
+WakeSite fuse_request_end_site(bool fr_uring);
+
+}  // namespace wakesim
