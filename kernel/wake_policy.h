@@ -2,8 +2,8 @@
 //  - wake flags per wake site (what the waker passes to try_to_wake_up),
 //  - placement hooks inside select_task_rq_fair: `early` (after record_wakee, before the
 //    WF_CURRENT_CPU check) and `after_wake_affine` (in the first SD_WAKE_AFFINE domain spanning
-//    prev, before select_idle_sibling); a FUSE io-uring queue-selection hook joins these when the
-//    FUSE transport exists,
+//    prev, before select_idle_sibling); the FUSE io-uring queue-selection hook (background
+//    "cpu++") joins these with background requests (docs/fuse.md),
 //  - task hooks: created (attributes such as SCHED_IDLE), about to block, back on a CPU.
 // A policy keeps its own per-task state (PerTask<T>); Task carries no policy fields. One
 // WakePolicy object exists per run, so that state never leaks between runs or threads.
