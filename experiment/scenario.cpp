@@ -23,6 +23,7 @@ std::string dir_of(const std::string& file) {
 // or ending in .json), relative to the scenario's folder.
 MachineFile machine_file_named(const JsonNode& node, const std::string& base_dir) {
     const std::string s = node.as_string();
+    if (s.find('\0') != std::string::npos) node.as_file_name();  // fails: names a file without NUL
     if (!is_machine_path(s)) {
         if (!is_machine_name(s)) {
             const std::string hint = nearest_name(s, machine_names());
@@ -32,7 +33,7 @@ MachineFile machine_file_named(const JsonNode& node, const std::string& base_dir
         return load_machine_file(machine_path(s));
     }
     const std::string path = std::filesystem::path(s).is_absolute() ? s : base_dir + "/" + s;
-    if (!std::filesystem::is_regular_file(path)) node.fail("expected a machine file; \"" + path + "\" does not exist");
+    if (!std::filesystem::is_regular_file(path)) node.fail("expected a machine file; " + quote_for_message(path) + " does not exist");
     return load_machine_file(path);
 }
 
@@ -57,7 +58,7 @@ Machine machine_from_json(const JsonNode& node, const std::string& base_dir) {
         } else {
             JsonNode t = node.at("topology");
             if (t.is_string()) {
-                std::string path = t.as_string();
+                std::string path = t.as_file_name();
                 if (!std::filesystem::path(path).is_absolute()) path = base_dir + "/" + path;
                 nlohmann::json doc = load_json_file(path);
                 m.topo = std::make_shared<Topology>(topology_from_json(JsonNode(doc, path)));

@@ -19,7 +19,23 @@ public:
 
 private:
     static std::string format(const std::string& f, const std::string& p, const std::string& e) {
-        return f + ": " + (p.empty() ? std::string("/") : p) + ": " + e;
+        return one_line(f) + ": " + (p.empty() ? std::string("/") : p) + ": " + e;
+    }
+    // A file name as the user gave it may hold any byte but '/': keep the message on one line.
+    static std::string one_line(const std::string& s) {
+        std::string out;
+        for (const char ch : s) {
+            const auto c = static_cast<unsigned char>(ch);
+            if (c >= 0x20 && c != 0x7F) {
+                out += ch;
+                continue;
+            }
+            static constexpr char kHex[] = "0123456789ABCDEF";
+            out += "\\x";
+            out += kHex[c >> 4];
+            out += kHex[c & 0xF];
+        }
+        return out;
     }
     std::string file_, pointer_, expected_;
 };

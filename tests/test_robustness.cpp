@@ -1,0 +1,71 @@
+// Hostile input that a file under tests/bad_inputs/ cannot express: devices, FIFOs, huge files,
+// sysfs copies with special files. Each must give one error line and exit code 2, promptly.
+#include <sys/stat.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <string>
+
+#include "cli_test_util.h"
+#include "input/json_input.h"
+
+using namespace wakesim::clitest;
+
+namespace {
+
+// The whole output is one line "wakesim: error: <file>: <pointer>: ..." with `message` in it.
+void check_one_line_error(const CmdResult& r, const std::string& file, const std::string& pointer,
+                          const std::string& message) {
+    INFO("rc " << r.rc << ", output: " << r.out);
+    CHECK(r.rc == 2);
+    CHECK(count_lines(r.out) == 1);
+    CHECK(r.out.rfind("wakesim: error: " + file + ": " + pointer + ": ", 0) == 0);
+    CHECK(contains(r.out, message));
+}
+
+// A valid scenario on a topology read from `topology` (a path).
+std::string scenario_with_topology(const std::string& topology) {
+    return R"({"name": "t", "description": "d", "expected": "e",
+  "machine": {"topology": )" + topology + R"(, "profile": {"base": "altra-80"}},
+  "workload": {"kind": "pipe", "loops": 100}, "policies": ["plain"], "run": {"seeds": [1]},
+  "cases": [{"name": "c", "description": "d"}]})";
+}
+
+}  // namespace
+
+TEST_CASE("robustness: input that is not a regular file is refused", "[cli][robustness]") {
+    check_one_line_error(run_wakesim("run /dev/zero"), "/dev/zero", "/",
+                         "expected a JSON file (a regular file), got a character device");
+    TempDir dir;
+    check_one_line_error(run_wakesim("run " + shell_quote(dir.path().string())), dir.path().string(), "/",
+                         "got a directory");
+    // A FIFO without a writer: opening it must not block (run_wakesim's timeout would give 124).
+    const std::string fifo = dir.file("fifo.json");
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    check_one_line_error(run_wakesim("run " + shell_quote(fifo)), fifo, "/", "got a FIFO");
+
+    // A topology path naming a device, from inside a scenario.
+    const std::string s = dir.file("s.json");
+    write_file(s, scenario_with_topology("\"/dev/zero\""));
+    check_one_line_error(run_wakesim("run " + shell_quote(s)), "/dev/zero", "/", "got a character device");
+}
+
+TEST_CASE("robustness: JSON files are read up to 64 MiB", "[cli][robustness]") {
+    TempDir dir;
+    const std::string big = dir.file("big.json");
+    write_file(big, "{}");
+    fs::resize_file(big, wakesim::kMaxJsonFileBytes + 1);  // sparse: costs no disk
+    check_one_line_error(run_wakesim("run " + shell_quote(big)), big, "/", "expected a JSON file of at most 64 MiB");
+}
+
+TEST_CASE("robustness: a file name is refused when it holds a NUL", "[robustness]") {
+    CHECK_THROWS_WITH(wakesim::load_json_file(std::string("a.json\0junk", 11)),
+                      Catch::Contains("expected a file name without NUL characters"));
+    // The file name is escaped in the message: it stays on one line.
+    try {
+        wakesim::load_json_file("no\nsuch.json");
+        FAIL("loaded a file that does not exist");
+    } catch (const wakesim::InputError& e) {
+        CHECK(std::string(e.what()).rfind("no\\x0Asuch.json: /: cannot read file", 0) == 0);
+    }
+}
