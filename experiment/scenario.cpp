@@ -144,7 +144,7 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
     std::set<std::string> labels;
     for (size_t i = 0; i < pols.size(); ++i) {
         Policy p = policy_from_json(pols[i]);
-        if (!labels.insert(p.name).second) pols[i].fail("expected a unique policy label, \"" + p.name + "\" appears twice");
+        if (!labels.insert(p.name).second) pols[i].fail("expected a unique policy label, " + quote_for_message(p.name) + " appears twice");
         sc.policies.push_back(std::move(p));
     }
     // Seeds.
@@ -180,7 +180,7 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
             cn.check_keys({"name", "description", "set"});
             const std::string name = cn.at("name").as_string();
             if (name.empty()) cn.at("name").fail("expected a non-empty case name");
-            if (!names.insert(name).second) cn.at("name").fail("expected a unique case name, \"" + name + "\" appears twice");
+            if (!names.insert(name).second) cn.at("name").fail("expected a unique case name, " + quote_for_message(name) + " appears twice");
             nlohmann::json merged = base;
             if (auto set = cn.get("set")) {
                 set->require_object();
@@ -206,7 +206,7 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
                     }
                 }
                 throw InputError(e.file(), from_set ? set_ptr : ptr,
-                                 e.expected() + (from_set ? "" : " (in case \"" + name + "\")"));
+                                 e.expected() + (from_set ? "" : " (in case " + quote_for_message(name) + ")"));
             }
         }
     } else {

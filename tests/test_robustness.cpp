@@ -69,3 +69,56 @@ TEST_CASE("robustness: a file name is refused when it holds a NUL", "[robustness
         CHECK(std::string(e.what()).rfind("no\\x0Asuch.json: /: cannot read file", 0) == 0);
     }
 }
+
+namespace {
+
+// A tiny valid pipe scenario (one case, one policy) in `dir`.
+std::string small_scenario(const TempDir& dir) {
+    const std::string path = dir.file("small.json");
+    write_file(path, R"({"name": "s", "description": "d", "expected": "e", "machine": "altra-80",
+  "workload": {"kind": "pipe", "loops": 200}, "policies": ["plain"], "run": {"seeds": [3]},
+  "cases": [{"name": "c", "description": "d"}]})");
+    return path;
+}
+
+}  // namespace
+
+TEST_CASE("robustness: a failed write is an error, not a silent success", "[cli][robustness]") {
+    TempDir dir;
+    const std::string s = shell_quote(small_scenario(dir));
+    check_one_line_error(run_wakesim("run " + s + " -o /dev/full --force"), "/dev/full", "/",
+                         "cannot write the output file: No space left on device");
+    // stdout on a full device: the error goes to stderr.
+    const CmdResult out = run_program("/bin/sh", "-c " + shell_quote(shell_quote(WAKESIM_BINARY) + " run " + s +
+                                                                     " 2>&1 >/dev/full"));
+    CHECK(out.rc == 2);
+    CHECK(out.out == "wakesim: error: <stdout>: /: cannot write the output: No space left on device\n");
+    check_one_line_error(run_wakesim("run " + s + " --trace /dev/full --force"), "/dev/full", "/",
+                         "cannot write the trace file");
+    const CmdResult list = run_program("/bin/sh", "-c " + shell_quote(shell_quote(WAKESIM_BINARY) +
+                                                                      " list policies 2>&1 >/dev/full"));
+    CHECK(list.rc == 2);
+    CHECK(list.out == "wakesim: error: <stdout>: /: cannot write the output: No space left on device\n");
+}
+
+TEST_CASE("robustness: explain --seed takes a scenario seed, not a wrapped or ignored one", "[cli][robustness]") {
+    TempDir dir;
+    const std::string s = shell_quote(small_scenario(dir));
+    const CmdResult neg = run_wakesim("explain " + s + " --seed -1");
+    CHECK(neg.rc == 2);
+    CHECK(count_lines(neg.out) == 1);
+    CHECK(contains(neg.out, "--seed: Value -1 not in range 0 to 9223372036854775807"));
+    // Seed 0 is a valid scenario seed: it is used, not replaced by the scenario's first (3).
+    CHECK(contains(run_wakesim("explain " + s + " --seed 0").out, "seed=0\n"));
+    CHECK(contains(run_wakesim("explain " + s).out, "seed=3\n"));
+}
+
+TEST_CASE("robustness: names echoed in messages are escaped and cut", "[cli][robustness]") {
+    TempDir dir;
+    const std::string s = small_scenario(dir);
+    const CmdResult r = run_wakesim("run " + shell_quote(s) + " --policy " + shell_quote("pl\nain" + std::string(100, 'x')));
+    check_one_line_error(r, s, "/", "unknown policy \"pl\\nainxxxx");
+    CHECK(r.out.size() < 300);
+    const CmdResult c = run_wakesim("explain " + shell_quote(s) + " --case " + shell_quote("a\tb"));
+    check_one_line_error(c, s, "/", "unknown case \"a\\tb\"; expected one of: \"c\"");
+}

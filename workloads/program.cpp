@@ -244,7 +244,7 @@ ProgramSpec read_program(const WorkloadInput& in) {
         d.name = t.at("name").as_string();
         if (d.name.empty() || d.name.find(' ') != std::string::npos)
             t.at("name").fail("expected a task name without spaces");
-        if (task_ix.count(d.name)) t.at("name").fail("expected a unique task name, \"" + d.name + "\" is used twice");
+        if (task_ix.count(d.name)) t.at("name").fail("expected a unique task name, " + quote_for_message(d.name) + " is used twice");
         t.check_keys(keys_around({"name"}, task_params(), {"program"}));  // in this order in the error's list
         params.push_back(read_params(t, task_params(), {"name", "program"}));
         d.count = params.back().integer("count");
