@@ -33,7 +33,8 @@ MachineFile machine_file_named(const JsonNode& node, const std::string& base_dir
         return load_machine_file(machine_path(s));
     }
     const std::string path = std::filesystem::path(s).is_absolute() ? s : base_dir + "/" + s;
-    if (!std::filesystem::is_regular_file(path)) node.fail("expected a machine file; " + quote_for_message(path) + " does not exist");
+    // A path that exists but is not a regular file is refused, with its kind, by the loader.
+    if (std::error_code ec; !std::filesystem::exists(path, ec)) node.fail("expected a machine file; " + quote_for_message(path) + " does not exist");
     return load_machine_file(path);
 }
 

@@ -122,3 +122,10 @@ TEST_CASE("robustness: names echoed in messages are escaped and cut", "[cli][rob
     const CmdResult c = run_wakesim("explain " + shell_quote(s) + " --case " + shell_quote("a\tb"));
     check_one_line_error(c, s, "/", "unknown case \"a\\tb\"; expected one of: \"c\"");
 }
+
+TEST_CASE("robustness: a file name in a message is escaped and cut", "[robustness]") {
+    const wakesim::InputError e(std::string(300, 'a') + "\n", "/x", "expected y");
+    const std::string what = e.what();
+    CHECK(what == std::string(256, 'a') + "...: /x: expected y");
+    CHECK(wakesim::InputError("a\tb", "", "c").what() == std::string("a\\x09b: /: c"));
+}
