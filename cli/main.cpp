@@ -1,8 +1,11 @@
 // wakesim command line: run, explain, list, topo. Thin: everything lives in the libraries.
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <optional>
 
 #include "policies/registry.h"
@@ -130,10 +133,10 @@ const T& pick_named(const std::vector<T>& have, const std::string& want, const s
         names.push_back(x.name);
     }
     std::string list;
-    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + quote_for_message(n);
     const std::string hint = nearest_name(want, names);
-    throw InputError(file, "", std::string("unknown ") + what + " \"" + want + "\"; expected one of: " + list +
-                                   (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)"));
+    throw InputError(file, "", std::string("unknown ") + what + " " + quote_for_message(want) + "; expected one of: " +
+                                   list + (hint.empty() ? "" : " (did you mean " + quote_for_message(hint) + "?)"));
 }
 
 // `--trace-window FROM:TO`: two durations with units, FROM < TO.
@@ -154,7 +157,8 @@ TraceWindow parse_trace_window(const std::string& text) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// The command; main() adds the check that what it printed was written.
+static int wakesim_main(int argc, char** argv) {
     CLI::App app{"wakesim: a deterministic simulator of Linux task-wakeup placement"};
     app.require_subcommand(1);
     app.set_version_flag("--version", "wakesim 0.1.0 (models Linux v6.19 fair-class wake placement)");
@@ -180,12 +184,14 @@ int main(int argc, char** argv) {
 
     auto* explain = app.add_subcommand("explain", "print the decision path of one wakeup");
     std::string ex_case, ex_policy;
-    uint64_t ex_wakeup = 1, ex_seed = 0;
+    uint64_t ex_wakeup = 1;
+    int64_t ex_seed = 0;  // a scenario's seeds are integers in [0, 2^63-1]
     explain->add_option("scenario", scenario_path, "scenario JSON file")->required();
     explain->add_option("--case", ex_case, "case name (default: the first)");
     explain->add_option("--policy", ex_policy, "policy label (default: the first)");
     explain->add_option("--wakeup", ex_wakeup, "which wakeup, counting select_task_rq calls from 1")->check(CLI::Range(uint64_t{1}, uint64_t{1000000000000}));
-    explain->add_option("--seed", ex_seed, "seed (default: the scenario's first)");
+    auto* ex_seed_opt = explain->add_option("--seed", ex_seed, "seed (default: the scenario's first)")
+                            ->check(CLI::Range(int64_t{0}, std::numeric_limits<int64_t>::max()));
 
     auto* list = app.add_subcommand("list", "list policies, workloads, machines, scheduler features or metrics");
     std::string what, list_table;
@@ -278,11 +284,12 @@ int main(int argc, char** argv) {
             const CaseSpec* c = ex_case.empty() ? &sc.cases.front() : &pick_named(sc.cases, ex_case, scenario_path, "case");
             const Policy* p =
                 ex_policy.empty() ? &sc.policies.front() : &pick_named(sc.policies, ex_policy, scenario_path, "policy");
-            RunSpec spec = make_run_spec(sc, *c, *p, ex_seed ? ex_seed : sc.seeds.front());
+            RunSpec spec =
+                make_run_spec(sc, *c, *p, ex_seed_opt->count() ? static_cast<uint64_t>(ex_seed) : sc.seeds.front());
             WakeExplain ex;
             spec.explain = &ex;
             spec.explain_wakeup = ex_wakeup;
-            RunResult r = run_simulation(spec);
+            RunResult r = run_case(sc, *c, *p, spec);
             if (!ex.captured())
                 throw InputError(scenario_path, "",
                                  "expected --wakeup at most " +
@@ -321,12 +328,12 @@ int main(int argc, char** argv) {
         else
             text = report_table(sc, runs);
         if (out_path.empty()) {
-            std::fwrite(text.data(), 1, text.size(), stdout);
+            std::fwrite(text.data(), 1, text.size(), stdout);  // checked in main()
         } else {
             std::FILE* f = std::fopen(out_path.c_str(), "w");
             if (!f) throw InputError(out_path, "", "cannot open the output file for writing");
             std::fwrite(text.data(), 1, text.size(), f);
-            std::fclose(f);
+            close_written(f, out_path, "the output file");
         }
         return 0;
     } catch (const InputError& e) {
@@ -339,4 +346,17 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "wakesim: error: %s\n", e.what());
         return 2;
     }
+}
+
+int main(int argc, char** argv) {
+    const int rc = wakesim_main(argc, argv);
+    // stdout is buffered: a full disk or a closed pipe shows only at the last flush.
+    errno = 0;
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+        if (rc == 0)
+            std::fprintf(stderr, "wakesim: error: <stdout>: /: cannot write the output: %s\n",
+                         errno ? std::strerror(errno) : "an earlier write failed");
+        return rc == 0 ? 2 : rc;
+    }
+    return rc;
 }

@@ -1,12 +1,15 @@
 #include "experiment/runner.h"
 
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <cstdio>
 #include <stdexcept>
 #include <thread>
 
 #include "input/input_error.h"
 #include "input/json_input.h"
+#include "sim/cpu_exec.h"
 
 namespace wakesim {
 
@@ -25,6 +28,27 @@ RunSpec make_run_spec(const Scenario& sc, const CaseSpec& c, const Policy& p, ui
     r.stop_ops = c.ops ? (c.warmup_time ? c.ops : c.warmup_ops + c.ops) : 0;
     r.max_time = c.max_time;
     return r;
+}
+
+RunResult run_case(const Scenario& sc, const CaseSpec& c, const Policy& p, const RunSpec& spec) {
+    try {
+        return run_simulation(spec);
+    } catch (const TimeStandsStill& e) {
+        // The input is at fault: the costs it gave let a workload loop at one instant.
+        throw InputError(sc.file, "/machine",
+                         "expected machine costs that let simulated time pass; it stood still at " +
+                             format_duration(e.at()) + " (" + e.what() + ") in case " + quote_for_message(c.name) +
+                             ", policy " + quote_for_message(p.name) + ", seed " + std::to_string(spec.seed));
+    }
+}
+
+void close_written(std::FILE* f, const std::string& name, const std::string& what) {
+    const bool failed_before = std::ferror(f) != 0;
+    errno = 0;
+    const bool failed_close = std::fclose(f) != 0;
+    if (failed_before || failed_close)
+        throw InputError(name, "", "cannot write " + what + ": " +
+                                       (errno ? std::strerror(errno) : "an earlier write failed"));
 }
 
 namespace {
@@ -56,9 +80,10 @@ std::vector<RunRecord> run_scenario(const Scenario& sc, const RunOptions& opt) {
             if (!ok) {
                 std::string hint = nearest_name(w, have);
                 std::string list;
-                for (const auto& h : have) list += (list.empty() ? "" : ", ") + h;
-                throw InputError(sc.file, "", std::string("unknown ") + what + " \"" + w + "\"; expected one of: " + list +
-                                                  (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)"));
+                for (const auto& h : have) list += (list.empty() ? "" : ", ") + quote_for_message(h);
+                throw InputError(sc.file, "", std::string("unknown ") + what + " " + quote_for_message(w) +
+                                                  "; expected one of: " + list +
+                                                  (hint.empty() ? "" : " (did you mean " + quote_for_message(hint) + "?)"));
             }
         }
     };
@@ -100,15 +125,23 @@ std::vector<RunRecord> run_scenario(const Scenario& sc, const RunOptions& opt) {
                 RunSpec spec = make_run_spec(sc, *j.c, *j.p, j.seed);
                 spec.check_invariants = opt.check_invariants;
                 std::FILE* tf = nullptr;
+                std::string trace_file;
                 if (!opt.trace_path.empty()) {
-                    const std::string name = trace_name(opt.trace_path, j, jobs.size() > 1);
-                    tf = std::fopen(name.c_str(), "w");
-                    if (!tf) throw InputError(name, "", "cannot open the trace file for writing");
+                    trace_file = trace_name(opt.trace_path, j, jobs.size() > 1);
+                    tf = std::fopen(trace_file.c_str(), "w");
+                    if (!tf) throw InputError(trace_file, "", "cannot open the trace file for writing");
                     spec.trace = tf;
                     spec.trace_window = opt.trace_window;
                 }
-                RunResult r = run_simulation(spec);
-                if (tf) std::fclose(tf);
+                RunResult r;
+                try {
+                    r = run_case(sc, *j.c, *j.p, spec);
+                } catch (...) {
+                    if (tf) std::fclose(tf);
+                    throw;
+                }
+                // A full disk shows only here: fwrite buffers, and the last flush is fclose's.
+                if (tf) close_written(tf, trace_file, "the trace file");
                 out[i] = RunRecord{j.c->name, j.p->name, j.seed, std::move(r)};
             } catch (...) {
                 if (!failed.exchange(true)) failure = std::current_exception();

@@ -1,6 +1,7 @@
 // Runs a scenario's cases x policies x seeds, in parallel when asked; results come back in the
 // scenario's order whatever the thread count, so output is byte-identical.
 #pragma once
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -30,5 +31,13 @@ struct RunOptions {
 std::vector<RunRecord> run_scenario(const Scenario& sc, const RunOptions& opt);
 
 RunSpec make_run_spec(const Scenario& sc, const CaseSpec& c, const Policy& p, uint64_t seed);
+
+// Closes `f`, a file written with stdio; an earlier failed write or a failed final flush is an
+// InputError naming `name` ("cannot write <what>: No space left on device").
+void close_written(std::FILE* f, const std::string& name, const std::string& what);
+
+// run_simulation(spec) for case `c` and policy `p` of `sc`; a run whose simulated time stands
+// still (costs of 0 ns) is an InputError naming the scenario file.
+RunResult run_case(const Scenario& sc, const CaseSpec& c, const Policy& p, const RunSpec& spec);
 
 }  // namespace wakesim

@@ -23,6 +23,7 @@ std::string dir_of(const std::string& file) {
 // or ending in .json), relative to the scenario's folder.
 MachineFile machine_file_named(const JsonNode& node, const std::string& base_dir) {
     const std::string s = node.as_string();
+    if (s.find('\0') != std::string::npos) node.as_file_name();  // fails: names a file without NUL
     if (!is_machine_path(s)) {
         if (!is_machine_name(s)) {
             const std::string hint = nearest_name(s, machine_names());
@@ -32,7 +33,8 @@ MachineFile machine_file_named(const JsonNode& node, const std::string& base_dir
         return load_machine_file(machine_path(s));
     }
     const std::string path = std::filesystem::path(s).is_absolute() ? s : base_dir + "/" + s;
-    if (!std::filesystem::is_regular_file(path)) node.fail("expected a machine file; \"" + path + "\" does not exist");
+    // A path that exists but is not a regular file is refused, with its kind, by the loader.
+    if (std::error_code ec; !std::filesystem::exists(path, ec)) node.fail("expected a machine file; " + quote_for_message(path) + " does not exist");
     return load_machine_file(path);
 }
 
@@ -57,7 +59,7 @@ Machine machine_from_json(const JsonNode& node, const std::string& base_dir) {
         } else {
             JsonNode t = node.at("topology");
             if (t.is_string()) {
-                std::string path = t.as_string();
+                std::string path = t.as_file_name();
                 if (!std::filesystem::path(path).is_absolute()) path = base_dir + "/" + path;
                 nlohmann::json doc = load_json_file(path);
                 m.topo = std::make_shared<Topology>(topology_from_json(JsonNode(doc, path)));
@@ -143,7 +145,7 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
     std::set<std::string> labels;
     for (size_t i = 0; i < pols.size(); ++i) {
         Policy p = policy_from_json(pols[i]);
-        if (!labels.insert(p.name).second) pols[i].fail("expected a unique policy label, \"" + p.name + "\" appears twice");
+        if (!labels.insert(p.name).second) pols[i].fail("expected a unique policy label, " + quote_for_message(p.name) + " appears twice");
         sc.policies.push_back(std::move(p));
     }
     // Seeds.
@@ -179,7 +181,7 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
             cn.check_keys({"name", "description", "set"});
             const std::string name = cn.at("name").as_string();
             if (name.empty()) cn.at("name").fail("expected a non-empty case name");
-            if (!names.insert(name).second) cn.at("name").fail("expected a unique case name, \"" + name + "\" appears twice");
+            if (!names.insert(name).second) cn.at("name").fail("expected a unique case name, " + quote_for_message(name) + " appears twice");
             nlohmann::json merged = base;
             if (auto set = cn.get("set")) {
                 set->require_object();
@@ -205,7 +207,7 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
                     }
                 }
                 throw InputError(e.file(), from_set ? set_ptr : ptr,
-                                 e.expected() + (from_set ? "" : " (in case \"" + name + "\")"));
+                                 e.expected() + (from_set ? "" : " (in case " + quote_for_message(name) + ")"));
             }
         }
     } else {

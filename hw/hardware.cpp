@@ -74,6 +74,9 @@ Hardware::Hardware(Engine& engine, const Topology& topo, const MachineProfile& p
 
 void Hardware::start() {
     if (gov_ != Gov::ondemand && gov_ != Gov::conservative) return;
+    // A profile read from JSON has at least kMinSamplingNs; a zero period would rearm at `now` forever.
+    if (prof_.sampling_ns < MachineProfile::kMinSamplingNs)
+        throw std::logic_error("Hardware: sampling period below MachineProfile::kMinSamplingNs");
     for (size_t i = 0; i < doms_.size(); ++i)
         engine_.schedule(engine_.now() + prof_.sampling_ns, target_, kSample, static_cast<int32_t>(i));
 }

@@ -176,6 +176,9 @@ std::string read_param(MachineProfile& p, const std::string& key, const JsonNode
             p.*(f.i) = v.as_int(0, f.info.name == std::string("smt_factor_pct") ? 100 : 50);
         else if (unit == "ns/KiB")
             p.*(f.i) = v.as_int(0, 100000);
+        else if (f.i == &MachineProfile::sampling_ns)
+            // The sampler rearms itself one period on: a zero period would never let time pass.
+            p.*(f.i) = v.as_duration_ns(MachineProfile::kMinSamplingNs, 10LL * 1000000000LL);
         else
             p.*(f.i) = v.as_duration_ns(0, 10LL * 1000000000LL);
         return f.info.name;

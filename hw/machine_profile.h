@@ -43,6 +43,7 @@ struct MachineProfile {
     std::string governor = "performance";  // performance, powersave, schedutil, ondemand, conservative
     int64_t sugov_rate_limit_ns = 0;  // schedutil rate_limit_us; 0: 1.5 x transition latency, else 1 ms
     int64_t sampling_ns = 8000000;    // ondemand/conservative sampling period (2 ticks at HZ=250)
+    static constexpr int64_t kMinSamplingNs = 100000;  // shortest sampling period a profile may set
 
     // Idle states (cpuidle), shallow to deep; empty: one state from idle_exit_ns / idle_polls.
     struct IdleState {

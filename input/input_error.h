@@ -19,7 +19,26 @@ public:
 
 private:
     static std::string format(const std::string& f, const std::string& p, const std::string& e) {
-        return f + ": " + (p.empty() ? std::string("/") : p) + ": " + e;
+        return one_line(f) + ": " + (p.empty() ? std::string("/") : p) + ": " + e;
+    }
+    // A file name as the user gave it may hold control characters: keep the message on one line,
+    // and cut a name far longer than any real path's readable part.
+    static std::string one_line(const std::string& s) {
+        constexpr size_t kMaxShown = 256;
+        std::string out;
+        for (const char ch : s.substr(0, kMaxShown)) {
+            const auto c = static_cast<unsigned char>(ch);
+            if (c >= 0x20 && c != 0x7F) {
+                out += ch;
+                continue;
+            }
+            static constexpr char kHex[] = "0123456789ABCDEF";
+            out += "\\x";
+            out += kHex[c >> 4];
+            out += kHex[c & 0xF];
+        }
+        if (s.size() > kMaxShown) out += "...";
+        return out;
     }
     std::string file_, pointer_, expected_;
 };

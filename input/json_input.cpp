@@ -14,12 +14,55 @@
 #include <set>
 #include <stdexcept>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 
 namespace wakesim {
 
 namespace {
 constexpr size_t kMaxQuoted = 40;
 }  // namespace
+
+std::string read_text_file(const std::string& path, size_t max_bytes, std::string_view what) {
+    if (path.find('\0') != std::string::npos)
+        throw InputError(path, "", "expected a file name without NUL characters");
+    // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) throw InputError(path, "", std::string("cannot read file: ") + std::strerror(errno));
+    struct Closer {
+        int fd;
+        ~Closer() { ::close(fd); }
+    } closer{fd};
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) throw InputError(path, "", std::string("cannot read file: ") + std::strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        throw InputError(path, "", "expected " + std::string(what) + " (a regular file), got " +
+                                       (S_ISDIR(st.st_mode)    ? "a directory"
+                                        : S_ISFIFO(st.st_mode) ? "a FIFO"
+                                        : S_ISCHR(st.st_mode)  ? "a character device"
+                                        : S_ISBLK(st.st_mode)  ? "a block device"
+                                        : S_ISSOCK(st.st_mode) ? "a socket"
+                                                               : "a special file"));
+    const std::string too_big = "expected " + std::string(what) + " of at most " + std::to_string(max_bytes >> 20) +
+                                " MiB";
+    if (static_cast<uint64_t>(st.st_size) > max_bytes) throw InputError(path, "", too_big);
+    std::string text;
+    char buf[16384];
+    for (;;) {
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            throw InputError(path, "", std::string("cannot read file: ") + std::strerror(errno));
+        }
+        if (n == 0) break;
+        // The file may grow while it is read: the cap holds for what is read, not only for st_size.
+        if (text.size() + static_cast<size_t>(n) > max_bytes) throw InputError(path, "", too_big);
+        text.append(buf, static_cast<size_t>(n));
+    }
+    return text;
+}
 
 // Escapes `s` for a one-line message and quotes it; long values are cut with a trailing "...".
 std::string quote_for_message(std::string_view s) {
@@ -326,11 +369,14 @@ std::string int_range(int64_t min, int64_t max) {
 
 // A pointer segment for display: RFC 6901 escaping, plus control characters made visible so that
 // the message stays on one line.
+// A key as a pointer segment in a message: control characters escaped, long keys cut.
 std::string pointer_segment(std::string_view key) {
-    std::string seg = json_pointer_escape(key);
-    if (std::any_of(seg.begin(), seg.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; }))
-        return one_line(seg, std::numeric_limits<size_t>::max());
-    return seg;
+    const std::string seg = json_pointer_escape(key);
+    const bool control = std::any_of(seg.begin(), seg.end(), [](char c) {
+        return static_cast<unsigned char>(c) < 0x20 || c == 0x7F;
+    });
+    if (!control && seg.size() <= kMaxQuoted) return seg;
+    return one_line(seg, kMaxQuoted);
 }
 
 }  // namespace
@@ -452,6 +498,13 @@ JsonNode JsonNode::operator[](size_t i) const {
 std::string JsonNode::as_string() const {
     if (!j_->is_string()) fail("expected a string, got " + describe(*j_));
     return j_->get<std::string>();
+}
+
+std::string JsonNode::as_file_name() const {
+    std::string s = as_string();
+    if (s.empty()) fail("expected a file name, got an empty string");
+    if (s.find('\0') != std::string::npos) fail("expected a file name without NUL characters, got " + quote(s));
+    return s;
 }
 
 bool JsonNode::as_bool() const {
@@ -630,12 +683,14 @@ struct DuplicateKeyCheck {
         using E = nlohmann::json::parse_event_t;
         switch (event) {
             case E::object_start:
-                element_starts();
-                stack.push_back(Frame{false, 0, {}, {}});
-                break;
             case E::array_start:
+                // Checked while parsing, before anything recursive walks the document.
+                if (stack.size() >= kMaxJsonDepth)
+                    throw InputError(path, current_pointer(),
+                                     "expected JSON nested at most " + std::to_string(kMaxJsonDepth) +
+                                         " levels deep (objects and arrays)");
                 element_starts();
-                stack.push_back(Frame{true, 0, {}, {}});
+                stack.push_back(Frame{event == E::array_start, 0, {}, {}});
                 break;
             case E::object_end:
             case E::array_end:
@@ -660,14 +715,7 @@ struct DuplicateKeyCheck {
 }  // namespace
 
 nlohmann::json load_json_file(const std::string& path) {
-    std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
-    if (!f) throw InputError(path, "", std::string("cannot read file: ") + std::strerror(errno));
-    std::string text;
-    char buf[16384];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, f.get())) > 0) text.append(buf, n);
-    if (std::ferror(f.get())) throw InputError(path, "", std::string("cannot read file: ") + std::strerror(errno));
-
+    const std::string text = read_text_file(path, kMaxJsonFileBytes, "a JSON file");
     if (std::all_of(text.begin(), text.end(), [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }))
         throw InputError(path, "", "file is empty; expected a JSON document");
 

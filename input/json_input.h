@@ -65,6 +65,7 @@ public:
 
     // Scalars with range checks; each fails with the expected type/range.
     std::string as_string() const;
+    std::string as_file_name() const;  // a non-empty string without NUL characters
     bool as_bool() const;
     int64_t as_int(int64_t min, int64_t max) const;
     double as_double(double min, double max) const;
@@ -87,8 +88,16 @@ private:
     std::string ptr_;
 };
 
-// Reads and parses a JSON file; malformed JSON becomes an InputError naming line and column.
+// Limits on what a JSON file may hold (docs/scenarios.md, "Limits").
+inline constexpr size_t kMaxJsonFileBytes = size_t{64} << 20;
+inline constexpr size_t kMaxJsonDepth = 64;  // nested objects and arrays
+
+// Reads and parses a JSON file; malformed JSON becomes an InputError naming line and column. The
+// file must be a regular file of at most kMaxJsonFileBytes, nested at most kMaxJsonDepth deep.
 nlohmann::json load_json_file(const std::string& path);
+// Reads a whole regular file of at most `max_bytes`; anything else (a FIFO, a device, a directory,
+// a name with a NUL) is an InputError naming the file. `what` names the file in the message.
+std::string read_text_file(const std::string& path, size_t max_bytes, std::string_view what);
 // Escapes a key for use in a JSON pointer ("~" -> "~0", "/" -> "~1").
 std::string json_pointer_escape(std::string_view key);
 

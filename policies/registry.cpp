@@ -79,11 +79,17 @@ Policy make_policy(const std::string& name) {
     return single(*k, default_params(k->params), k->name, k->description);
 }
 
-Policy policy_from_json(const JsonNode& node) {
+namespace {
+
+// `depth`: how many compositions enclose `node`; checked before recursing into the next one.
+Policy policy_from_json_at(const JsonNode& node, size_t depth) {
     if (node.is_string()) return make_policy(lookup(node).name);
     node.require_object();
     if (node.has("compose")) {
         node.check_keys({"name", "compose", "description"});
+        if (depth >= kMaxComposeDepth)
+            node.at("compose").fail("expected compositions nested at most " + std::to_string(kMaxComposeDepth) +
+                                    " deep");
         Policy p;
         p.name = node.at("name").as_string();
         if (p.name.empty()) node.at("name").fail("expected a non-empty policy label");
@@ -93,7 +99,7 @@ Policy policy_from_json(const JsonNode& node) {
         std::string desc;
         const PolicyKind* flags_kind = nullptr;
         for (size_t i = 0; i < list.size(); ++i) {
-            Policy part = policy_from_json(list[i]);
+            Policy part = policy_from_json_at(list[i], depth + 1);
             for (PolicyPart& pp : part.parts) {
                 if (pp.kind->rewrites_wake_flags) {
                     if (flags_kind && flags_kind != pp.kind)
@@ -119,6 +125,10 @@ Policy policy_from_json(const JsonNode& node) {
     }
     return single(k, std::move(params), std::move(label), node.string_or("description", k.description));
 }
+
+}  // namespace
+
+Policy policy_from_json(const JsonNode& node) { return policy_from_json_at(node, 0); }
 
 std::string policies_markdown() {
     std::string out = "| policy | what it does | parameters (type, default, range) | origin |\n|---|---|---|---|\n";

@@ -48,6 +48,8 @@ std::vector<std::string> policy_names();
 Policy make_policy(const std::string& name);
 // A scenario's policy entry: "name", {"use": name, "name": label, "params": {...}} or
 // {"name": label, "compose": [entries...]}. Errors are InputError with the JSON pointer.
+// Compositions nest at most kMaxComposeDepth deep.
+inline constexpr size_t kMaxComposeDepth = 8;
 Policy policy_from_json(const JsonNode& node);
 
 // docs/policies.md's generated part: one section per policy with its parameter table.

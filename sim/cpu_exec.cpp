@@ -244,7 +244,8 @@ void CpuExec::run_curr(int cpu) {
             start_segment(cpu, SegKind::work, x.work_left);
             return;
         }
-        if (guard > 1000000) throw std::logic_error("task " + t->comm + " makes no progress (zero-time loop)");
+        if (guard > 1000000)
+            throw TimeStandsStill(engine_.now(), "a task took 1000000 steps without time passing");
         driving_ = t;
         driving_cpu_ = cpu;
         const Action a = driver_->next_action(*t);
@@ -290,6 +291,15 @@ void CpuExec::on_tick(int cpu) {
 }
 
 void CpuExec::on_event(const Event& e) {
+    // Every segment takes at least 1 ns, so only costs of 0 ns let events pile up at one instant;
+    // far more than any workload's burst (at most 100000 tasks) means the clock stopped.
+    constexpr uint64_t kMaxEventsAtOneInstant = 10'000'000;
+    if (engine_.now() != still_at_) {
+        still_at_ = engine_.now();
+        still_events_ = 0;
+    } else if (++still_events_ > kMaxEventsAtOneInstant) {
+        throw TimeStandsStill(engine_.now(), std::to_string(kMaxEventsAtOneInstant) + " events without time passing");
+    }
     const int cpu = e.a;
     switch (e.kind) {
         case kSegEnd: {

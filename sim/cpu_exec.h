@@ -6,6 +6,8 @@
 // scheduler's entry points when the machine reaches them.
 #pragma once
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "engine/engine.h"
@@ -18,6 +20,18 @@
 #include "kernel/wake_flags.h"
 
 namespace wakesim {
+
+// Simulated time stood still: the machine handled kMaxEventsAtOneInstant events (or a task took
+// as many steps) without the clock moving, as with a profile whose costs are all "0ns". The
+// runner reports it as an input error naming the scenario.
+class TimeStandsStill : public std::runtime_error {
+public:
+    TimeStandsStill(Time at, const std::string& what) : std::runtime_error(what), at_(at) {}
+    Time at() const { return at_; }
+
+private:
+    Time at_;
+};
 
 // What a task does next, as its driver says.
 struct Action {
@@ -139,6 +153,8 @@ private:
     Task* driving_ = nullptr;     // the task whose next_action is running
     int driving_cpu_ = -1;
     int irq_cpu_ = -1;  // CPU whose IPI handler is running
+    Time still_at_ = -1;          // the instant of the last event handled
+    uint64_t still_events_ = 0;   // events handled at still_at_
 };
 
 }  // namespace wakesim

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "input/json_input.h"
@@ -196,5 +197,34 @@ TEST_CASE("A missing or malformed sysfs file is an InputError naming that file",
     SECTION("not a directory") {
         const InputError e = import_error(kData / "does-not-exist");
         CHECK_THAT(e.expected(), Catch::Contains("directory"));
+    }
+}
+
+TEST_CASE("sysfs import: special and oversized files are refused", "[topology][sysfs]") {
+    {
+        TreeCopy t("sysfs-2s2c2t");
+        t.remove("cpu/cpu0/topology/core_id");
+        const fs::path fifo = t.cpu_dir() / "cpu0" / "topology" / "core_id";
+        REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+        const InputError e = import_error(t.cpu_dir());
+        CHECK(e.file() == fifo.string());
+        CHECK_THAT(e.expected(), Catch::Contains("expected a sysfs attribute file (a regular file), got a FIFO"));
+    }
+    {
+        TreeCopy t("sysfs-2s2c2t");
+        const fs::path big = t.cpu_dir() / "cpu0" / "topology" / "core_id";
+        fs::resize_file(big, (size_t{1} << 20) + 1);
+        const InputError e = import_error(t.cpu_dir());
+        CHECK(e.file() == big.string());
+        CHECK_THAT(e.expected(), Catch::Contains("of at most 1 MiB"));
+    }
+    {
+        // A value is echoed escaped and cut, on one line.
+        TreeCopy t("sysfs-2s2c2t");
+        t.write("cpu/cpu0/topology/core_id", "1\n2" + std::string(100, 'x'));
+        const InputError e = import_error(t.cpu_dir());
+        CHECK_THAT(e.expected(), Catch::Contains("got \"1\\n2xxx"));
+        CHECK(std::string(e.what()).find('\n') == std::string::npos);
+        CHECK(e.expected().size() < 150);
     }
 }

@@ -1,5 +1,6 @@
 #include "topology/cpuset.h"
 
+#include <algorithm>
 #include <cctype>
 #include <stdexcept>
 
@@ -36,9 +37,12 @@ std::vector<int> parse_cpu_list(std::string_view text) {
             ++i;
         }
         if (i == begin) throw junk();
-        if (v >= kMaxCpus)
-            throw std::invalid_argument("CPU id " + std::string(text.substr(begin, i - begin)) + " is out of range [0, " +
+        if (v >= kMaxCpus) {
+            std::string id(text.substr(begin, std::min<size_t>(i - begin, 20)));  // a readable length
+            if (i - begin > 20) id += "...";
+            throw std::invalid_argument("CPU id " + id + " is out of range [0, " +
                                         std::to_string(kMaxCpus - 1) + "] in " + quote(original));
+        }
         return static_cast<int>(v);
     };
     while (true) {

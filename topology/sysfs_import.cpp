@@ -24,14 +24,13 @@ namespace {
     throw InputError(p.string(), "", expected);
 }
 
+// sysfs attributes are a page at most; a copy of one may be larger, but not without bound.
+constexpr size_t kMaxSysfsFileBytes = size_t{1} << 20;
+
 std::optional<std::string> read_text(const fs::path& p) {
     std::error_code ec;
     if (!fs::exists(p, ec)) return std::nullopt;
-    std::ifstream in(p);
-    if (!in) bad(p, "expected a readable file");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    std::string s = ss.str();
+    std::string s = read_text_file(p.string(), kMaxSysfsFileBytes, "a sysfs attribute file");
     while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
     size_t b = 0;
     while (b < s.size() && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
@@ -51,8 +50,8 @@ int parse_int(const fs::path& p, const std::string& text, long min, long max, co
         if (used == text.size() && v >= min && v <= max) return static_cast<int>(v);
     } catch (const std::exception&) {
     }
-    bad(p, "expected " + what + " (an integer in " + std::to_string(min) + ".." + std::to_string(max) + "), got \"" +
-               text + "\"");
+    bad(p, "expected " + what + " (an integer in " + std::to_string(min) + ".." + std::to_string(max) + "), got " +
+               quote_for_message(text));
 }
 
 CpuSet parse_set(const fs::path& p, const std::string& text) {
@@ -184,7 +183,7 @@ Topology import_sysfs(const std::string& dir) {
                                         "a cache level");
             const std::string type = require_text(idx / "type", "Data, Instruction or Unified");
             if (type != "Data" && type != "Unified" && type != "Instruction")
-                bad(idx / "type", "expected Data, Instruction or Unified, got \"" + type + "\"");
+                bad(idx / "type", "expected Data, Instruction or Unified, got " + quote_for_message(type));
             if (type == "Instruction" || level <= best_level) continue;
             const fs::path shared = idx / "shared_cpu_list";
             c.llc = parse_set(shared, require_text(shared, "the CPUs sharing this cache")) & up;

@@ -119,6 +119,9 @@ std::vector<std::string> names_of(const std::map<std::string, int>& ix) {
     return out;
 }
 
+// Loops nest at most this deep (docs/scenarios.md, "Limits"); reading and compiling recurse.
+constexpr size_t kMaxLoopDepth = 16;
+
 // Steps: {"run": "5us"} {"sleep": "1ms"} {"post": ch} {"wait": ch, "pre": d, "after": d}
 // {"resume": task} {"suspend": true} {"barrier": b} {"op": bytes} {"loop": n, "do": [...]}
 struct StepReader {
@@ -135,7 +138,8 @@ struct StepReader {
 
     // Reads `arr` into `out`. Returns whether the steps include one that takes simulated time or
     // blocks: a loop without one would spin forever at one instant.
-    bool read(const JsonNode& arr, std::vector<Step>& out) const {
+    // `depth`: how many loops enclose `arr`; checked before reading a nested loop's body.
+    bool read(const JsonNode& arr, std::vector<Step>& out, size_t depth = 0) const {
         arr.require_array();
         bool waits = false;
         for (size_t k = 0; k < arr.size(); ++k) {
@@ -185,7 +189,9 @@ struct StepReader {
                 st.check_keys({"loop", "do"});
                 s.kind = StepKind::loop;
                 s.n = st.at("loop").as_int(0, kMaxLoops);
-                if (!read(st.at("do"), s.body))
+                if (depth >= kMaxLoopDepth)
+                    st.at("do").fail("expected loops nested at most " + std::to_string(kMaxLoopDepth) + " deep");
+                if (!read(st.at("do"), s.body, depth + 1))
                     st.at("do").fail("expected a loop body with a step that takes time or blocks (run, sleep, wait, "
                                      "suspend or barrier); this loop would spin without simulated time passing");
                 waits = true;
@@ -238,7 +244,7 @@ ProgramSpec read_program(const WorkloadInput& in) {
         d.name = t.at("name").as_string();
         if (d.name.empty() || d.name.find(' ') != std::string::npos)
             t.at("name").fail("expected a task name without spaces");
-        if (task_ix.count(d.name)) t.at("name").fail("expected a unique task name, \"" + d.name + "\" is used twice");
+        if (task_ix.count(d.name)) t.at("name").fail("expected a unique task name, " + quote_for_message(d.name) + " is used twice");
         t.check_keys(keys_around({"name"}, task_params(), {"program"}));  // in this order in the error's list
         params.push_back(read_params(t, task_params(), {"name", "program"}));
         d.count = params.back().integer("count");
