@@ -11,6 +11,7 @@
 
 #include "kernel/wake_flags.h"
 #include "sim/cpu_exec.h"
+#include "workloads/index_fifo.h"
 
 namespace wakesim {
 
@@ -68,22 +69,7 @@ public:
     uint64_t in_flight() const { return stats_.sent - stats_.completed; }
 
 private:
-    // Fixed-capacity FIFO of indices: no allocation after construction.
-    struct Fifo {
-        std::vector<int> buf;
-        size_t head = 0, size = 0;
-        void push(int v) {
-            buf[(head + size) % buf.size()] = v;
-            ++size;
-        }
-        int pop() {
-            int v = buf[head];
-            head = (head + 1) % buf.size();
-            --size;
-            return v;
-        }
-        bool empty() const { return size == 0; }
-    };
+    using Fifo = IndexFifo;
     struct Req {  // the requester's one request in flight, indexed by requester
         int owner_task = -1;
         int queue = -1;       // io-uring queue it was sent to

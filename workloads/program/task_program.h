@@ -11,6 +11,7 @@
 #include "sim/cpu_exec.h"
 #include "sim/run_control.h"
 #include "workloads/fuse/fuse_conn.h"
+#include "workloads/index_fifo.h"
 
 namespace wakesim {
 
@@ -67,22 +68,7 @@ public:
     const FuseConn* fuse_conn(int ch) const { return fuse_[static_cast<size_t>(ch)].get(); }
 
 private:
-    // Fixed-capacity FIFO of task indices: no allocation after set-up.
-    struct Fifo {
-        std::vector<int> buf;
-        size_t head = 0, size = 0;
-        void push(int v) {
-            buf[(head + size) % buf.size()] = v;
-            ++size;
-        }
-        int pop() {
-            int v = buf[head];
-            head = (head + 1) % buf.size();
-            --size;
-            return v;
-        }
-        bool empty() const { return size == 0; }
-    };
+    using Fifo = IndexFifo;
     struct ChanState {
         Channel def;
         int64_t tokens = 0;
