@@ -12,6 +12,9 @@ WakeSite fuse_uring_dispatch_site() {
     WakeSite s{"fuse_uring_dispatch_ent", 0, true, SiteRole::request};
     s.fuse = FuseSite::uring_dispatch;
     s.fr_uring = true;
+    // io_cqring_wait_schedule(): a ring thread that sleeps with its FETCH commands in flight
+    // (current_pending_io()) sleeps as in_iowait, so its wake-up carries schedutil's iowait boost.
+    s.iowait = true;
     return s;
 }
 
