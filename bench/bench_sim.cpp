@@ -53,6 +53,29 @@ void BM_MessagingEpyc(benchmark::State& state) {
     state.counters["events_per_s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
 }
 
+// fio psync through FUSE: `numjobs` jobs reading for 10 simulated seconds on xeon-2s-16c32t,
+// /dev/fuse with two workers or fuse-over-io-uring with a queue per CPU.
+void run_fio(benchmark::State& state, const std::string& transport) {
+    nlohmann::json doc = {{"name", "bench-fio"},
+                          {"machine", "xeon-2s-16c32t"},
+                          {"workload",
+                           {{"kind", "fio"}, {"numjobs", state.range(0)}, {"number_ios", 100000000}, {"transport", transport}}},
+                          {"policies", {"plain"}},
+                          {"run", {{"duration", "10s"}}}};
+    Scenario sc = parse_scenario(doc, "bench");
+    uint64_t events = 0, ops = 0;
+    for (auto _ : state) {
+        RunResult r = run_simulation(make_run_spec(sc, sc.cases[0], sc.policies[0], 1));
+        events += r.events;
+        ops += static_cast<uint64_t>(r.metrics.get(Metric::ops));
+    }
+    state.counters["requests_per_s"] = benchmark::Counter(static_cast<double>(ops), benchmark::Counter::kIsRate);
+    state.counters["events_per_s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+}
+
+void BM_FioDevXeon(benchmark::State& s) { run_fio(s, "dev"); }
+void BM_FioUringXeon(benchmark::State& s) { run_fio(s, "io_uring"); }
+
 // The engine alone: Jones's hold model (pop the minimum, push now + increment).
 class Sink final : public EventTarget {
 public:
@@ -83,6 +106,8 @@ BENCHMARK(BM_PipeAltraPlain)->Arg(1000000)->Unit(benchmark::kMillisecond)->Itera
 BENCHMARK(BM_PipeAltraReciprocal)->Arg(1000000)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_PipeEpycPlain)->Arg(200000)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_MessagingEpyc)->Arg(10)->Arg(50)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_FioDevXeon)->Arg(8)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_FioUringXeon)->Arg(8)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_EngineHold)->Arg(16)->Arg(1024)->Arg(65536);
 
 BENCHMARK_MAIN();
