@@ -161,6 +161,13 @@ int Scheduler::sched_balance_find_dst_cpu(const Task& p, int cpu, int prev, uint
             }
         }
         if (best_g < 0) continue;
+        // group_has_spare on a NUMA level: keep a new task near its parent while the local node runs
+        // few tasks (allow_numa_imbalance, "sched/numa: Allow a floating imbalance between NUMA
+        // nodes", Gorman, 2022); the periodic balancer spreads it if it has to.
+        if ((D.flags & SD_NUMA) && local.idle > 0) {
+            const int imb = std::min(D.imb_numa_nr, (D.groups.front() & p.allowed).count());
+            if (local.nr + 1 <= imb) continue;
+        }
         const bool move = best.idle > local.idle || (best.idle == local.idle && best.idle == 0 && best.nr < local.nr);
         if (!move) continue;
         // sched_balance_find_dst_group_cpu(): an idle CPU (most recently idled), else the least loaded.

@@ -288,3 +288,17 @@ TEST_CASE("to_json lists every CPU's levels, spans, groups and derived values", 
     CHECK(c19["sd_numa"] == "NUMA");
     CHECK(c19["sd_asym_cpucapacity"].is_null());
 }
+
+TEST_CASE("imb_numa_nr: one task per LLC of a node, or 1/8 of a node that is one LLC", "[sched_domains][numa]") {
+    // xeon-2s-16c32t: one LLC per node, so the first level above the LLC (the package, 16 CPUs)
+    // allows 16 >> 3 = 2; the NUMA level spans 32 = the lowest NUMA span, so it keeps 2.
+    const SchedDomains xeon = SchedDomains::build(make_topology_preset("xeon-2s-16c32t"));
+    const CpuDomains& d = xeon.of(0);
+    REQUIRE(d.sd_numa >= 0);
+    CHECK(d.levels[static_cast<size_t>(d.sd_numa)].imb_numa_nr == 2);
+    // epyc-zen4-2s: 12 CCXs per node, so 12 tasks per node before a fork looks at the other node.
+    const SchedDomains epyc = SchedDomains::build(make_topology_preset("epyc-zen4-2s"));
+    const CpuDomains& e = epyc.of(0);
+    REQUIRE(e.sd_numa >= 0);
+    CHECK(e.levels[static_cast<size_t>(e.sd_numa)].imb_numa_nr == 12);
+}

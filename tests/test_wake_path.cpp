@@ -773,3 +773,28 @@ TEST_CASE("Row 32: fork placement spreads tasks without counting migrations", "[
     CHECK(r.n(Metric::migrations) == 0);
     CHECK(r.n(Metric::wakeups) == 0);
 }
+
+TEST_CASE("Fork placement keeps new tasks on the parent's node while it runs at most imb_numa_nr of them",
+          "[wake_path][fork][numa]") {
+    // xeon-2s-16c32t: imb_numa_nr 2. CPU hogs forked from CPU0 a few us apart. Without the
+    // allowance the second would go to node 1 (more idle CPUs there); with it the first two stay
+    // on node 0 (allow_numa_imbalance) and only the third spreads.
+    auto hogs = [](int n) {
+        std::string tasks;
+        for (int i = 0; i < n; ++i)
+            tasks += std::string(i ? "," : "") + R"({"name": "h)" + std::to_string(i) + R"(", "program": [{"run": "2ms"}]})";
+        return simulate(doc(R"({"machine": "xeon-2s-16c32t", "workload": {"kind": "program", "parent_cpu": 0,
+                                "tasks": [)" + tasks + R"(]}, "policies": ["plain"], "run": {"seeds": [1]}})"));
+    };
+    const Topology t = make_topology_preset("xeon-2s-16c32t");
+    auto node_util = [&](const Outcome& o, int node) {
+        double u = 0;
+        for (int c = 0; c < t.nr_cpus(); ++c) u += t.cpu(c).node == node ? o.util(c) : 0;
+        return u;
+    };
+    const Outcome two = hogs(2);
+    CHECK(node_util(two, 1) == 0);
+    CHECK(node_util(two, 0) > 0);
+    const Outcome three = hogs(3);
+    CHECK(node_util(three, 0) == Approx(2 * node_util(three, 1)).epsilon(0.05));
+}

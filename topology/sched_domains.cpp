@@ -235,6 +235,27 @@ SchedDomains SchedDomains::build(const Topology& topo, int reclaim_distance) {
         }
     }
 
+    // build_sched_domains(): imb_numa_nr on the undegenerated tree. The first level above the LLC
+    // allows one task per LLC it spans (1/8 of its CPUs when it spans one LLC); each level above
+    // scales that by how many of the lowest NUMA level's spans it holds.
+    for (auto& chain : raw) {
+        int imb = 0, imb_span = 1;
+        for (size_t t = 1; t < chain.size(); ++t) {
+            SchedDomain& sd = chain[t];
+            const SchedDomain& child = chain[t - 1];
+            if (!(sd.flags & SD_SHARE_LLC) && (child.flags & SD_SHARE_LLC)) {
+                size_t top = t + 1;
+                while (top < chain.size() && !(chain[top].flags & SD_NUMA)) ++top;
+                imb_span = top < chain.size() ? chain[top].span_weight() : sd.span_weight();
+                const int nr_llcs = sd.span_weight() / child.span_weight();
+                imb = std::max(1, nr_llcs == 1 ? sd.span_weight() >> 3 : nr_llcs);
+                sd.imb_numa_nr = imb;
+            } else if (imb > 0) {
+                sd.imb_numa_nr = imb * std::max(1, sd.span_weight() / imb_span);
+            }
+        }
+    }
+
     out.per_cpu_.resize(static_cast<size_t>(n));
     for (int cpu = 0; cpu < n; ++cpu) {
         std::vector<SchedDomain> levels = std::move(raw[static_cast<size_t>(cpu)]);

@@ -39,6 +39,7 @@ struct SchedDomain {
     int cache_nice_tries = 1;
     int min_interval_ms = 1;  // span weight
     int max_interval_ms = 2;  // 2 x span weight
+    int imb_numa_nr = 0;      // running tasks a NUMA level lets a node hold before spreading
     std::vector<CpuSet> groups;  // first group contains the owning CPU
     int span_weight() const { return span.count(); }
 };
