@@ -42,6 +42,7 @@ struct FuseRun {
     uint64_t ops = 0;
     bool all_exited = false;
     uint64_t in_flight = 0;
+    int workers = 0;  // /dev/fuse: libfuse's numworker at the end
 };
 
 // One run as experiment/simulation.cpp does it, keeping the driver to read the transport's counts.
@@ -63,7 +64,7 @@ FuseRun run_fuse(const json& d, Time limit = 0) {
     sched.check_invariants();
     const FuseConn* conn = driver.fuse_conn(0);
     REQUIRE(conn != nullptr);
-    return {conn->stats(), ctl.ops(), driver.all_exited(), conn->in_flight()};
+    return {conn->stats(), ctl.ops(), driver.all_exited(), conn->in_flight(), conn->workers()};
 }
 
 int64_t n(const Outcome& o, Metric m) { return o.m.integer(m); }
@@ -91,12 +92,49 @@ TEST_CASE("fio over FUSE: every request is completed or still in flight", "[fuse
     }
 }
 
+TEST_CASE("/dev/fuse: libfuse's pool starts one worker and grows on demand up to max_threads", "[fuse][dev][pool]") {
+    // One synchronous stream: the first request finds no other idle worker, so a second is
+    // started; afterwards one of the two is always idle and the pool stays at two.
+    const FuseRun one = run_fuse(fio_doc("xeon-2s-16c32t", ""));
+    CHECK(one.workers == 2);
+    CHECK(one.stats.worker_spawns == 1);
+    // Twelve concurrent jobs: the pool grows to the limit and never past it.
+    const FuseRun many = run_fuse(fio_doc("xeon-2s-16c32t", R"(, "numjobs": 12, "max_threads": 6)"));
+    CHECK(many.workers == 6);
+    CHECK(many.stats.worker_spawns == 5);
+    CHECK(many.stats.completed == many.stats.sent);
+    CHECK(many.all_exited);
+}
+
+TEST_CASE("/dev/fuse: with max_idle_threads surplus idle workers exit and are started again", "[fuse][dev][pool]") {
+    const FuseRun r = run_fuse(fio_doc("xeon-2s-16c32t", R"(, "numjobs": 4, "max_idle_threads": 1)"));
+    CHECK(r.stats.worker_exits > 10);
+    CHECK(r.stats.worker_spawns >= r.stats.worker_exits);  // every exit but the last few is refilled
+    CHECK(r.workers >= 1);
+    CHECK(r.workers <= 10);
+    CHECK(r.stats.completed == r.stats.sent);
+    CHECK(r.all_exited);
+    // Thread churn costs: the same jobs with the default (workers never exit) are faster.
+    const Outcome churn = simulate(fio_doc("xeon-2s-16c32t", R"(, "numjobs": 4, "max_idle_threads": 1)"));
+    const Outcome keep = simulate(fio_doc("xeon-2s-16c32t", R"(, "numjobs": 4)"));
+    CHECK(churn.m.get(Metric::usec_per_op) > keep.m.get(Metric::usec_per_op));
+}
+
+TEST_CASE("/dev/fuse: libfuse's teardown watchdog polls the device, so each request wakes it too", "[fuse][dev]") {
+    const FuseRun r = run_fuse(fio_doc("xeon-2s-16c32t", R"(, "teardown_watchdog": true)"));
+    // One stream, the watchdog asleep in poll at every submission: one extra wake per request.
+    CHECK(r.stats.watchdog_wakes == r.stats.sent);
+    CHECK(r.stats.worker_wakes == r.stats.sent);
+    const Outcome with = simulate(fio_doc("xeon-2s-16c32t", R"(, "teardown_watchdog": true)"));
+    CHECK(n(with, Metric::wakeups) == 3 * 2000);
+}
+
 TEST_CASE("/dev/fuse: each request wakes exactly one idle worker (exclusive FIFO wake)", "[fuse][dev]") {
-    const FuseRun r = run_fuse(fio_doc("xeon-2s-16c32t", R"(, "threads": 4)"));
+    const FuseRun r = run_fuse(fio_doc("xeon-2s-16c32t", R"(, "max_threads": 4)"));
     CHECK(r.stats.worker_wakes == r.stats.sent);  // one stream, workers idle: one wake each, never more
     CHECK(r.stats.worker_spurious == 0);
     // Two wakeups per request: the worker (fuse_dev_queue_req) and the requester (fuse_request_end).
-    const Outcome o = simulate(fio_doc("xeon-2s-16c32t", R"(, "threads": 4)"));
+    const Outcome o = simulate(fio_doc("xeon-2s-16c32t", R"(, "max_threads": 4)"));
     CHECK(n(o, Metric::wakeups) == 2 * 2000);
     CHECK(n(o, Metric::ops) == 2000);
     CHECK(o.m.get(Metric::mib_per_sec) == Approx(o.m.get(Metric::ops_per_sec) * 4096 / 1048576).epsilon(1e-4));
@@ -211,4 +249,9 @@ TEST_CASE("fio: engines and options not modelled are one-line errors", "[fuse][i
     CHECK_THAT(error(R"(, "transport": "io_uring", "nr_queues": 2, "queue_cpus": "0,8")"),
                Catch::Contains("not both"));
     CHECK_THAT(error(R"(, "transport": "io_uring", "nr_queues": 64)"), Catch::Contains("one queue per CPU"));
+    CHECK_THAT(error(R"(, "max_threads": 0)"), Catch::Contains("/workload/max_threads"));
+    CHECK_THAT(error(R"(, "max_idle_threads": -2)"), Catch::Contains("/workload/max_idle_threads"));
+    CHECK_THAT(error(R"(, "transport": "io_uring", "teardown_watchdog": true)"),
+               Catch::Contains("/workload/teardown_watchdog") && Catch::Contains("worker-pool option"));
+    CHECK_THAT(error(R"(, "spawn_cost": "5 parsecs")"), Catch::Contains("/workload/spawn_cost"));
 }

@@ -37,9 +37,22 @@ const ParamTable& fio_params() {
         {.name = "transport", .type = ParamType::choice, .default_value = "dev", .choices = {"dev", "io_uring"},
          .help = "`dev`: /dev/fuse with a pool of libfuse worker threads; `io_uring`: fuse-over-io-uring "
                  "(passthrough_hp `-o io_uring`), one ring thread per queue pinned to the queue's CPU"},
-        {.name = "threads", .type = ParamType::integer, .default_value = "2", .min = 1, .max = 1024,
-         .help = "`dev`: libfuse worker threads (a fixed pool; libfuse starts one and grows the pool to max_threads "
-                 "10 on demand, and one synchronous stream settles at two)"},
+        {.name = "max_threads", .type = ParamType::integer, .default_value = "10", .min = 1, .max = 1024,
+         .help = "`dev`: libfuse's worker pool limit (passthrough_hp `--num-threads`; libfuse's default 10). The "
+                 "multi-threaded loop starts one worker; the last idle worker that takes a request first starts "
+                 "another (`fuse_do_work`), so one synchronous stream settles at two unless a race grows it"},
+        {.name = "max_idle_threads", .type = ParamType::integer, .default_value = "-1", .min = -1, .max = 1024,
+         .help = "`dev`: idle workers above this exit after their request (`-o max_idle_threads`); -1: never "
+                 "(libfuse's default). An exited worker's slot is reused by the next spawn"},
+        {.name = "teardown_watchdog", .type = ParamType::boolean, .default_value = "false",
+         .help = "`dev`: libfuse's teardown watchdog thread (\"fuse lowlevel: Add a teardown watchdog feature\", "
+                 "libfuse, Dec 2025; passthrough_hp starts it): it polls the device fd, so every queued request "
+                 "also wakes it (a non-exclusive waiter on fiq->waitq). Off for libfuse before 3.18"},
+        {.name = "watchdog_work", .type = ParamType::duration, .default_value = "800ns", .min = 0, .max = kMaxTime,
+         .help = "`dev`: the watchdog's re-poll after a wake before it sleeps again (estimate)"},
+        {.name = "spawn_cost", .type = ParamType::duration, .default_value = "25us", .min = 0, .max = kMaxTime,
+         .help = "`dev`: pthread_create of a new worker, charged to the worker that starts it; the new thread "
+                 "is runnable when it ends (estimate, 20-50 us)"},
         {.name = "nr_queues", .type = ParamType::integer, .min = 1, .max = kMaxCpus,
          .help = "`io_uring`: number of queues (`-o io_uring_nr_qs`, from the reduced-queues series): spread over "
                  "the NUMA nodes round-robin, the lowest-numbered CPUs of each node first",
@@ -64,9 +77,13 @@ const ParamTable& fio_params() {
          .help = "`dev`: the worker's splice + read of the request and its header copy (estimate)"},
         {.name = "dev_write", .type = ParamType::duration, .default_value = "1200ns", .min = 0, .max = kMaxTime,
          .help = "`dev`: the worker's writev of the reply up to fuse_request_end, without the data copy (estimate)"},
-        {.name = "loop_tail", .type = ParamType::duration, .default_value = "2us", .min = 0, .max = kMaxTime,
-         .help = "`dev`: the worker from the reply's wake to its sleep in the next read: writev exit, libfuse "
-                 "accounting, read entry (estimate, 2-3 us)"},
+        {.name = "writev_return", .type = ParamType::duration, .default_value = "300ns", .min = 0,
+         .max = kMaxTime,
+         .help = "`dev`: the worker from the reply's wake to libfuse marking it idle again (`numavail++`): "
+                 "writev's exit and the buffer release (estimate)"},
+        {.name = "loop_tail", .type = ParamType::duration, .default_value = "1700ns", .min = 0, .max = kMaxTime,
+         .help = "`dev`: the worker from `numavail++` to its sleep in the next read: libfuse accounting, read "
+                 "entry (estimate; with `writev_return`, 2-3 us)"},
         {.name = "uring_task_work", .type = ParamType::duration, .default_value = "700ns", .min = 0,
          .max = kMaxTime,
          .help = "`io_uring`: the ring thread's task work: request copy into the ring buffers and CQE (estimate, "
@@ -87,7 +104,7 @@ const ParamTable& fio_params() {
 }
 
 struct FioSpec {
-    int64_t bs = 0, numjobs = 0, number_ios = 0, threads = 0;
+    int64_t bs = 0, numjobs = 0, number_ios = 0;
     bool split = false;
     CpuSet cpus;  // empty: every CPU
     FuseConnDef conn;
@@ -145,7 +162,6 @@ FioSpec read_fio(const WorkloadInput& in) {
     s.number_ios = p.integer("number_ios");
     if (s.numjobs * s.number_ios > kMaxLoops)
         in.json.at("number_ios").fail("expected numjobs x number_ios at most 1000000000");
-    s.threads = p.integer("threads");
     s.cpus = read_cpus(in.json, p, "cpus", in.topo);
     s.split = p.choice("cpus_allowed_policy") == "split";
     s.footprint_kib = p.size_bytes("footprint") / 1024;
@@ -157,6 +173,15 @@ FioSpec read_fio(const WorkloadInput& in) {
     if (!uring)
         for (const char* k : {"nr_queues", "queue_cpus"})
             if (p.given(k)) in.json.at(k).fail("expected no queue option with transport \"dev\"");
+    if (uring)
+        for (const char* k : {"max_threads", "max_idle_threads", "teardown_watchdog", "watchdog_work", "spawn_cost",
+                              "writev_return"})
+            if (p.given(k))
+                in.json.at(k).fail("expected no libfuse worker-pool option with transport \"io_uring\" (ring "
+                                   "threads serve the requests)");
+    d.max_threads = static_cast<int>(p.integer("max_threads"));
+    d.max_idle_threads = static_cast<int>(p.integer("max_idle_threads"));
+    d.watchdog = p.boolean("teardown_watchdog");
     if (uring) {
         if (p.given("nr_queues") && p.given("queue_cpus"))
             in.json.at("queue_cpus").fail("expected either nr_queues or queue_cpus, not both");
@@ -179,7 +204,10 @@ FioSpec read_fio(const WorkloadInput& in) {
     c.server_work = p.duration_ns("server_work") + copy;
     c.dev_read = p.duration_ns("dev_read");
     c.dev_write = p.duration_ns("dev_write") + copy;
+    c.writev_return = p.duration_ns("writev_return");
     c.loop_tail = p.duration_ns("loop_tail");
+    c.spawn = p.duration_ns("spawn_cost");
+    c.watchdog = p.duration_ns("watchdog_work");
     c.uring_task_work = p.duration_ns("uring_task_work");
     c.uring_commit = p.duration_ns("uring_commit") + copy;
     c.uring_enter_tail = p.duration_ns("uring_enter_tail");
@@ -196,7 +224,7 @@ WorkloadBuild build_fio(const FioSpec& s) {
                  fuse_queue_request_site(), 0};
     conn.fuse = std::make_shared<const FuseConnDef>(s.conn);
     b.channels.push_back(std::move(conn));
-    auto server = [&](std::string comm, CpuSet allowed, Op op) {
+    auto server = [&](std::string comm, CpuSet allowed, Op op, bool deferred = false) {
         ProgramTask t;
         t.spec.comm = std::move(comm);
         t.spec.allowed = allowed;
@@ -205,10 +233,14 @@ WorkloadBuild build_fio(const FioSpec& s) {
         t.spec.footprint_kib = s.server_footprint_kib;
         t.code = {op};
         t.background = true;  // serves forever; the run ends with the jobs
+        t.deferred = deferred;
         b.tasks.push_back(std::move(t));
     };
     if (s.conn.transport == FuseTransport::dev) {
-        for (int64_t i = 0; i < s.threads; ++i) server("fuse-worker-" + std::to_string(i), CpuSet{}, Op{Op::fuse_worker});
+        // fuse_session_loop_mt starts one worker; the others are created as the pool grows.
+        for (int i = 0; i < s.conn.max_threads; ++i)
+            server("fuse-worker-" + std::to_string(i), CpuSet{}, Op{Op::fuse_worker}, i > 0);
+        if (s.conn.watchdog) server("passthrough_hp", CpuSet{}, Op{Op::fuse_watchdog});
     } else {
         for (size_t q = 0; q < s.conn.queue_cpu.size(); ++q) {
             CpuSet pin;

@@ -1,5 +1,7 @@
 #include "workloads/fuse/fuse_conn.h"
 
+#include <utility>
+
 namespace wakesim {
 
 WakeSite fuse_queue_request_site() {
@@ -51,7 +53,12 @@ void FuseConn::send(int self) {
     ++stats_.sent;
     if (def_->transport == FuseTransport::dev) {
         fiq_pending_.push(self);
-        // fuse_dev_wake_and_unlock: exclusive wake_up, the worker that has waited longest.
+        // fuse_dev_wake_and_unlock: wake_up() walks fiq->waitq: every non-exclusive waiter (a
+        // poll on the device fd sits at the head), then one exclusive waiter, the longest waiting.
+        if (watchdog_task_ >= 0) {
+            ++stats_.watchdog_wakes;
+            s_->wake(std::exchange(watchdog_task_, -1), queue_site_);
+        }
         if (!fiq_waiters_.empty()) {
             ++stats_.worker_wakes;
             s_->wake(fiq_waiters_.pop(), queue_site_);
@@ -122,7 +129,7 @@ Action FuseConn::worker(int self, int task_id, uint8_t& phase) {
     int& req = serving_[static_cast<size_t>(self)];
     for (;;) {
         switch (phase) {
-            case 0:  // fuse_dev_do_read: take the head of fiq->pending, or sleep exclusively
+            case 0: {  // fuse_dev_do_read: take the head of fiq->pending, or sleep exclusively
                 if (fiq_pending_.empty()) {
                     fiq_waiters_.push(task_id);
                     phase = 3;
@@ -130,10 +137,34 @@ Action FuseConn::worker(int self, int task_id, uint8_t& phase) {
                 }
                 req = fiq_pending_.pop();
                 phase = 1;
-                return Action::Run(c.dev_read + touch(req) + c.server_work + c.dev_write);
+                // fuse_do_work: the last idle worker starts another before it handles its request.
+                int64_t spawn = 0;
+                if (--numavail_ == 0 && numworker_ < def_->max_threads && !spare_.empty()) {
+                    ++numworker_;
+                    ++numavail_;
+                    ++stats_.worker_spawns;
+                    s_->start_task(spare_.front(), s_->now() + c.spawn, s_->driving_cpu());
+                    spare_.erase(spare_.begin());  // at most max_threads entries, no allocation
+                    spawn = c.spawn;
+                }
+                return Action::Run(spawn + c.dev_read + touch(req) + c.server_work + c.dev_write);
+            }
             case 1:  // the reply's writev: fuse_dev_do_write -> fuse_request_end
                 request_end(req);
                 req = -1;
+                phase = 4;
+                if (c.writev_return > 0) return Action::Run(c.writev_return);
+                [[fallthrough]];
+            case 4:  // back in fuse_do_work: numavail++, and a surplus idle worker exits
+                ++numavail_;
+                if (def_->max_idle_threads >= 0 && numavail_ > def_->max_idle_threads) {
+                    --numavail_;
+                    --numworker_;
+                    ++stats_.worker_exits;
+                    spare_.push_back(task_id);  // a later spawn forks a new thread in this slot
+                    phase = 0;
+                    return Action::Exit();
+                }
                 phase = 2;
                 if (c.loop_tail > 0) return Action::Run(c.loop_tail);
                 [[fallthrough]];
@@ -146,6 +177,17 @@ Action FuseConn::worker(int self, int task_id, uint8_t& phase) {
                 break;
         }
     }
+}
+
+Action FuseConn::watchdog(uint8_t& phase) {
+    // do_poll(): woken by a request's wake_up, it re-polls the fd, finds no POLLERR and sleeps again.
+    if (phase == 1) {
+        phase = 0;
+        if (def_->costs.watchdog > 0) return Action::Run(def_->costs.watchdog);
+    }
+    watchdog_task_ = s_->driving_task()->id;
+    phase = 1;
+    return Action::Block();
 }
 
 Action FuseConn::ring_thread(int self, int task_id, int q, uint8_t& phase) {

@@ -24,7 +24,10 @@ struct FuseCosts {
     int64_t server_work = 0;   // the filesystem handler (passthrough_hp READ: decode + pread + data copy)
     int64_t dev_read = 0;      // /dev/fuse worker: read (splice) of the request, header copy-in
     int64_t dev_write = 0;     // /dev/fuse worker: writev of the reply, data copy-out to the app's pages
-    int64_t loop_tail = 0;     // /dev/fuse worker: writev return to the next read's sleep
+    int64_t writev_return = 0;  // /dev/fuse worker: writev's return up to libfuse's numavail++
+    int64_t loop_tail = 0;     // /dev/fuse worker: from numavail++ to the next read's sleep
+    int64_t spawn = 0;         // /dev/fuse worker: pthread_create of another worker
+    int64_t watchdog = 0;      // libfuse teardown watchdog: a wake's re-poll before it sleeps again
     int64_t uring_task_work = 0;  // ring thread: send_in_task, request copy-in and CQE
     int64_t uring_commit = 0;     // ring thread: COMMIT_AND_FETCH, reply copy-out
     int64_t uring_enter_tail = 0;  // ring thread: from fuse_request_end to its sleep in io_uring_enter
@@ -34,6 +37,9 @@ struct FuseCosts {
 struct FuseConnDef {
     FuseTransport transport = FuseTransport::dev;
     FuseCosts costs;
+    int max_threads = 10;       // /dev/fuse: libfuse's pool limit (FUSE_LOOP_MT_DEF_MAX_THREADS)
+    int max_idle_threads = -1;  // /dev/fuse: idle workers beyond this exit; -1: never
+    bool watchdog = false;      // /dev/fuse: libfuse's teardown watchdog polls the device fd
     std::vector<int> queue_of_cpu;  // io-uring: the queue a request submitted on each CPU uses
     std::vector<int> queue_cpu;     // io-uring: each queue's CPU (its ring thread is pinned there)
 };
@@ -43,6 +49,9 @@ struct FuseStats {
     uint64_t sent = 0, completed = 0;
     uint64_t worker_wakes = 0;     // /dev/fuse: wakes of an idle worker from fiq->waitq
     uint64_t worker_spurious = 0;  // /dev/fuse: a woken worker found the queue empty
+    uint64_t worker_spawns = 0;    // /dev/fuse: workers libfuse started after the first
+    uint64_t worker_exits = 0;     // /dev/fuse: idle workers above max_idle_threads that exited
+    uint64_t watchdog_wakes = 0;   // /dev/fuse: wakes of the teardown watchdog's poll
     uint64_t ring_wakes = 0;       // io-uring: task-work wakes of a sleeping ring thread
     uint64_t queue_changes = 0;    // io-uring: a requester's request used another queue than its previous one
     uint64_t ring_off_cpu = 0;     // io-uring: a ring thread step ran on another CPU than its queue's
@@ -60,6 +69,12 @@ public:
     bool request(int self, int task_id, uint8_t& phase, Action& out);
     // A /dev/fuse worker's loop (fuse_session_loop_mt's worker): never ends.
     Action worker(int self, int task_id, uint8_t& phase);
+    // libfuse's teardown watchdog: poll() on the device fd for POLLERR only, forever.
+    Action watchdog(uint8_t& phase);
+    // A worker task created but not started: the pool starts it when it grows (fuse_loop_start_thread).
+    void add_spare_worker(int task_id) { spare_.push_back(task_id); }
+    // Workers started and idle ones (libfuse's numworker and numavail).
+    int workers() const { return numworker_; }
     // A ring thread's loop for queue `q` (libfuse fuse_uring's queue thread): never ends.
     Action ring_thread(int self, int task_id, int q, uint8_t& phase);
 
@@ -93,6 +108,9 @@ private:
     Fifo fiq_pending_;          // /dev/fuse: fiq->pending
     Fifo fiq_waiters_;          // /dev/fuse: task ids of workers sleeping on fiq->waitq, longest first
     std::vector<Ring> rings_;
+    std::vector<int> spare_;  // task ids of workers not running: never started, or exited
+    int numworker_ = 1, numavail_ = 1;
+    int watchdog_task_ = -1;  // sleeping in poll on fiq->waitq, else -1
     FuseStats stats_;
     WakeSite queue_site_, dispatch_site_, end_site_;
 };

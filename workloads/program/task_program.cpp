@@ -50,7 +50,15 @@ void ProgramDriver::setup(CpuExec& s, Time at, int parent_cpu, uint64_t seed) {
     }
     RngStream rng(seed, "workload.fork");
     Time t = at;
-    for (const Ctx& c : ctx_) {
+    for (size_t i = 0; i < ctx_.size(); ++i) {
+        const Ctx& c = ctx_[i];
+        if (defs_[i].deferred) {
+            const Op& first = c.code.front();
+            if (first.kind != Op::fuse_worker || !fuse_[static_cast<size_t>(first.a)])
+                throw std::logic_error("a deferred task must be a FUSE worker");
+            fuse_[static_cast<size_t>(first.a)]->add_spare_worker(c.task_id);
+            continue;
+        }
         s.start_task(c.task_id, t, parent_cpu);
         t += 1000 + static_cast<Time>(rng.below(4000));
     }
@@ -223,6 +231,8 @@ Action ProgramDriver::next_action(Task& t) {
             }
             case Op::fuse_worker:
                 return fuse_[static_cast<size_t>(op.a)]->worker(static_cast<int>(&c - ctx_.data()), c.task_id, c.phase);
+            case Op::fuse_watchdog:
+                return fuse_[static_cast<size_t>(op.a)]->watchdog(c.phase);
             case Op::fuse_ring:
                 return fuse_[static_cast<size_t>(op.a)]->ring_thread(static_cast<int>(&c - ctx_.data()), c.task_id, op.b,
                                                                      c.phase);

@@ -21,6 +21,7 @@ struct Op {
         fuse_request,  // a: FUSE channel; one synchronous request (workloads/fuse/)
         fuse_worker,   // a: FUSE channel; a /dev/fuse worker's loop, forever
         fuse_ring,     // a: FUSE channel, b: queue; a ring thread's loop, forever
+        fuse_watchdog,  // a: FUSE channel; libfuse's teardown watchdog polling the device, forever
     };
     Kind kind = run;
     int64_t ns = 0;    // run: work; wait: cost before blocking; sleep: duration
@@ -46,6 +47,7 @@ struct ProgramTask {
     TaskSpec spec;
     std::vector<Op> code;
     bool background = false;  // hogs and noise: the run ends when the other tasks have exited
+    bool deferred = false;    // created, started later by its FUSE connection (a libfuse pool worker)
 };
 
 class ProgramDriver final : public TaskDriver {
