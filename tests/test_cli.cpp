@@ -106,6 +106,28 @@ TEST_CASE("every bad input gives one error line with its pointer and exit code 2
     }
 }
 
+TEST_CASE("cli: the old policy name wf_current_cpu is refused, naming seccomp_current_cpu and fuse_wake_same_cpu",
+          "[cli][policies]") {
+    TempDir tmp;
+    std::string text = kTinyScenario;
+    const std::string from = R"("policies": ["plain", "reciprocal_sync"])";
+    REQUIRE(text.find(from) != std::string::npos);
+    text.replace(text.find(from), from.size(), R"("policies": ["plain", "wf_current_cpu"])");
+    const std::string path = tmp.file("old-name.json");
+    write_file(path, text);
+    const CmdResult r = run_wakesim("run " + shell_quote(path));
+    INFO(r.out);
+    CHECK(r.rc == 2);
+    CHECK(count_lines(r.out) == 1);
+    CHECK(r.out.rfind("wakesim: error: " + path + ": /policies/1: policy \"wf_current_cpu\" was renamed; did you mean ", 0) == 0);
+    CHECK(contains(r.out, "\"seccomp_current_cpu\""));
+    CHECK(contains(r.out, "\"fuse_wake_same_cpu\""));
+    // Not an alias: the registry has only the new name.
+    const CmdResult list = run_wakesim("list policies", false);
+    CHECK(contains(list.out, "seccomp_current_cpu "));
+    CHECK_FALSE(contains(list.out, "wf_current_cpu"));
+}
+
 TEST_CASE("cli: help, version and usage errors", "[cli]") {
     const CmdResult help = run_wakesim("--help");
     CHECK(help.rc == 0);
