@@ -345,7 +345,7 @@ std::vector<std::string> cells(const ValidationResult& v) {
             fixed(r.published_ratio, 3) + (v.no_material_change ? " (~1)" : ""),
             fixed(v.simulated_ratio, 3),
             percent(v.error),
-            fixed(r.tolerance * 100, 0) + "%",
+            given(r.tolerance * 100) + "%",
             verdict_text(v)};
 }
 

@@ -241,3 +241,22 @@ TEST_CASE("validation scenarios are the same runs as the scenarios they reproduc
     }
     CHECK(files >= 2);
 }
+
+TEST_CASE("validate: an installed wakesim reads share/wakesim/scenarios/validation next to its bin/", "[validate][cli]") {
+    TempDir tmp;
+    const fs::path bin = tmp.path() / "bin", share = tmp.path() / "share" / "wakesim";
+    fs::create_directories(bin);
+    fs::create_directories(share / "machines");
+    fs::create_directories(share / "scenarios" / "validation");
+    fs::copy_file(WAKESIM_BINARY, bin / "wakesim");
+    fs::permissions(bin / "wakesim", fs::perms::owner_exec, fs::perm_options::add);
+    fs::copy_file(kSource / "machines" / "altra-80.json", share / "machines" / "altra-80.json");
+    fs::copy_file(kImpossible, share / "scenarios" / "validation" / "impossible.json");
+    const CmdResult r = run_program((bin / "wakesim").string(), "validate --format json", false);
+    INFO(r.out);
+    CHECK(r.rc == 1);
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    REQUIRE(j.at("rows").size() == 2);  // the installed file's rows, not the source tree's
+    CHECK(j.at("rows")[0].at("id") == "X1");
+    CHECK(j.at("rows")[1].at("id") == "X2");
+}
