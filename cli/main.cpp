@@ -1,4 +1,4 @@
-// wakesim command line: run, explain, list, topo. Thin: everything lives in the libraries.
+// wakesim command line: run, explain, validate, list, topo. Thin: everything lives in the libraries.
 #include <CLI/CLI.hpp>
 #include <cerrno>
 #include <cstdio>
@@ -14,6 +14,7 @@
 #include "experiment/report.h"
 #include "experiment/runner.h"
 #include "experiment/scenario.h"
+#include "experiment/validate.h"
 #include "kernel/features.h"
 #include "metrics/metric_format.h"
 #include "sim/wake_explain.h"
@@ -193,6 +194,19 @@ static int wakesim_main(int argc, char** argv) {
     auto* ex_seed_opt = explain->add_option("--seed", ex_seed, "seed (default: the scenario's first)")
                             ->check(CLI::Range(int64_t{0}, std::numeric_limits<int64_t>::max()));
 
+    auto* validate = app.add_subcommand(
+        "validate", "run the validation scenarios and compare their ratios with the published ones (exit 1 if a row fails)");
+    std::vector<std::string> val_paths;
+    std::string val_format = "table";
+    int val_jobs = 1;
+    validate->add_option("paths", val_paths,
+                         "validation scenario files or directories (default: the installed share/wakesim/scenarios/"
+                         "validation, else the source tree's scenarios/validation)");
+    validate->add_option("--format", val_format, "table, json or markdown (docs/validation.md's table)")
+        ->check(CLI::IsMember({"table", "json", "markdown"}));
+    validate->add_option("-j,--jobs,--threads", val_jobs, "runs in parallel (results are identical for any value)")
+        ->check(CLI::Range(1, 256));
+
     auto* list = app.add_subcommand("list", "list policies, workloads, machines, scheduler features or metrics");
     std::string what, list_table;
     bool list_verbose = false, list_markdown = false;
@@ -215,7 +229,7 @@ static int wakesim_main(int argc, char** argv) {
     import->add_option("dir", import_dir, "directory (a copy of /sys/devices/system/cpu)")->required();
 
     std::string machines;
-    for (auto* sub : {run, explain, list, show})
+    for (auto* sub : {run, explain, validate, list, show})
         sub->add_option("--machines", machines,
                         "directory of machine files (default: $WAKESIM_MACHINES, else the installed "
                         "share/wakesim/machines, else the source tree's machines/)");
@@ -273,6 +287,20 @@ static int wakesim_main(int argc, char** argv) {
         if (*import) {
             Topology t = import_sysfs(import_dir);
             std::cout << t.to_json().dump(2) << "\n";
+            return 0;
+        }
+        if (*validate) {
+            const auto results = run_validation(load_validation_scenarios(validation_files(val_paths)), val_jobs);
+            std::string text;
+            if (val_format == "json")
+                text = validation_json(results).dump(2) + "\n";
+            else if (val_format == "markdown")
+                text = validation_markdown(results);
+            else
+                text = validation_table(results);
+            std::fwrite(text.data(), 1, text.size(), stdout);  // checked in main()
+            for (const auto& r : results)
+                if (!r.pass) return 1;
             return 0;
         }
         Scenario sc = load_scenario(scenario_path);

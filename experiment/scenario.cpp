@@ -4,6 +4,7 @@
 #include <optional>
 #include <set>
 
+#include "experiment/validate.h"
 #include "policies/registry.h"
 #include "input/json_input.h"
 
@@ -132,7 +133,8 @@ CaseSpec parse_case(const nlohmann::json& doc, const std::string& file, const st
 Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
     JsonNode root(doc, file);
     root.require_object();
-    root.check_keys({"name", "description", "expected", "machine", "features", "sched", "workload", "policies", "run", "cases"});
+    root.check_keys({"name", "description", "expected", "machine", "features", "sched", "workload", "policies", "run", "cases",
+                     "validation"});
     Scenario sc;
     sc.file = file;
     sc.name = root.string_or("name", std::filesystem::path(file).stem().string());
@@ -171,6 +173,7 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
     // Cases: each is the base document with a merge patch applied.
     nlohmann::json base = doc;
     base.erase("cases");
+    base.erase("validation");
     if (auto cases = root.get("cases")) {
         cases->require_array();
         if (cases->size() == 0) cases->fail("expected at least one case (or no \"cases\" key)");
@@ -185,7 +188,7 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
             nlohmann::json merged = base;
             if (auto set = cn.get("set")) {
                 set->require_object();
-                for (const char* k : {"policies", "cases", "name", "description", "expected"})
+                for (const char* k : {"policies", "cases", "name", "description", "expected", "validation"})
                     if (set->has(k))
                         set->at(k).fail("expected a case to override only machine, features, sched, workload or run");
                 if (set->has("run") && set->at("run").has("seeds"))
@@ -213,6 +216,7 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
     } else {
         sc.cases.push_back(parse_case(base, file, "default", ""));
     }
+    if (auto v = root.get("validation")) sc.validation = parse_validation_section(*v, sc);
     return sc;
 }
 

@@ -8,6 +8,7 @@
 
 #include "policies/registry.h"
 #include "hw/machine_profile.h"
+#include "metrics/metric_table.h"
 #include "kernel/sched.h"
 #include "workloads/workloads.h"
 #include "topology/sched_domains.h"
@@ -29,6 +30,26 @@ struct CaseSpec {
     Time max_time = 0;
 };
 
+// A scenario's "validation" section (experiment/validate.h, docs/validation.md): published
+// comparisons that the scenario's runs must reproduce. One row compares two (case, policy) pairs
+// by the ratio of one metric, as the publication compares two of its rows.
+struct ValidationSide {
+    std::string id;          // the publication's row ("C1")
+    std::string case_name;   // a case of the scenario
+    std::string policy;      // a policy label of the scenario
+    double published = 0;    // the published figure, in the metric's unit
+};
+
+struct ValidationRow {
+    std::string id;          // "C2"
+    std::string source;      // the publication: thread title, list, date
+    Metric metric = Metric::usec_per_op;
+    ValidationSide numerator, denominator;
+    double published_ratio = 0;
+    double tolerance = 0.20;  // the largest |simulated ratio / published ratio - 1|
+    std::string pointer;      // "/validation/rows/0", for messages
+};
+
 struct Scenario {
     std::string file;
     std::string name;
@@ -37,6 +58,7 @@ struct Scenario {
     std::vector<CaseSpec> cases;
     std::vector<Policy> policies;
     std::vector<uint64_t> seeds;
+    std::vector<ValidationRow> validation;  // empty: no "validation" section
 };
 
 // Reads and validates a scenario file. Errors are InputError (file, JSON pointer, expectation).

@@ -9,7 +9,7 @@ namespace wakesim {
 // Each policy's file defines its kind; adding a policy adds one line here and one below.
 const PolicyKind& plain_policy();
 const PolicyKind& wf_sync_policy();
-const PolicyKind& wf_current_cpu_policy();
+const PolicyKind& seccomp_current_cpu_policy();
 const PolicyKind& seesaw_policy();
 const PolicyKind& reciprocal_sync_policy();
 const PolicyKind& prev_cpu_policy();
@@ -22,7 +22,7 @@ const std::vector<const PolicyKind*>& policy_registry() {
     static const std::vector<const PolicyKind*> r = {
         &plain_policy(),
         &wf_sync_policy(),
-        &wf_current_cpu_policy(),
+        &seccomp_current_cpu_policy(),
         &seesaw_policy(),
         &reciprocal_sync_policy(),
         &prev_cpu_policy(),
@@ -61,7 +61,25 @@ std::vector<std::pair<std::string, std::string>> Policy::param_texts() const {
 
 namespace {
 
-const PolicyKind& lookup(const JsonNode& n) { return *find_policy(n.as_enum(policy_names())); }
+// Names a policy once had: refused with what to write instead, not silently taken for another.
+struct RetiredName {
+    const char* name;
+    const char* instead;
+};
+constexpr RetiredName kRetired[] = {
+    {"wf_current_cpu",
+     "\"seccomp_current_cpu\" (WF_CURRENT_CPU at request and reply sites on every transport: seccomp's synchronous "
+     "user notification, which this name meant) or \"fuse_wake_same_cpu\" (the FUSE patch 'fuse: Wake requests on the "
+     "same cpu': WF_CURRENT_CPU on the reply wake of io-uring requests only)"},
+};
+
+const PolicyKind& lookup(const JsonNode& n) {
+    if (n.is_string())
+        for (const RetiredName& r : kRetired)
+            if (n.as_string() == r.name)
+                n.fail("policy \"" + std::string(r.name) + "\" was renamed; did you mean " + r.instead + "?");
+    return *find_policy(n.as_enum(policy_names()));
+}
 
 Policy single(const PolicyKind& k, ParamValues params, std::string label, std::string description) {
     Policy p;
@@ -103,7 +121,7 @@ Policy policy_from_json_at(const JsonNode& node, size_t depth) {
             for (PolicyPart& pp : part.parts) {
                 if (pp.kind->rewrites_wake_flags) {
                     if (flags_kind && flags_kind != pp.kind)
-                        list[i].fail("policies that set different wake flags (wf_sync, wf_current_cpu) cannot be composed");
+                        list[i].fail("policies that set different wake flags (wf_sync, seccomp_current_cpu) cannot be composed");
                     flags_kind = pp.kind;
                 }
                 p.parts.push_back(std::move(pp));

@@ -196,7 +196,7 @@ TEST_CASE("FUSE policies change only their own wake site", "[fuse][policies]") {
     const PolicyRun same = make_policy("fuse_wake_same_cpu").instantiate();
     const PolicyRun sync = make_policy("fuse_sync_request").instantiate();
     const PolicyRun wf_sync = make_policy("wf_sync").instantiate();
-    const PolicyRun wf_cur = make_policy("wf_current_cpu").instantiate();
+    const PolicyRun wf_cur = make_policy("seccomp_current_cpu").instantiate();
     CHECK(same.site_flags(fuse_request_end_site(true)) == WF_CURRENT_CPU);
     CHECK(same.site_flags(fuse_request_end_site(false)) == 0);
     CHECK(same.site_flags(fuse_queue_request_site()) == 0);

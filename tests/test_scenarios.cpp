@@ -13,11 +13,11 @@
 
 namespace fs = std::filesystem;
 
-TEST_CASE("every scenario in scenarios/ loads and is described", "[scenarios]") {
+TEST_CASE("every scenario in scenarios/ (and scenarios/validation/) loads and is described", "[scenarios]") {
     const fs::path dir = fs::path(WAKESIM_SOURCE_DIR) / "scenarios";
     REQUIRE(fs::is_directory(dir));
     std::vector<fs::path> files;
-    for (const auto& e : fs::directory_iterator(dir))
+    for (const auto& e : fs::recursive_directory_iterator(dir))
         if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path());
     REQUIRE(!files.empty());
     for (const auto& f : files) {

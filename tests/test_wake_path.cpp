@@ -196,7 +196,7 @@ TEST_CASE("T3: a pair that starts stacked on CPU0 migrates exactly once, then st
 
 TEST_CASE("T4: WF_CURRENT_CPU keeps a ping-pong pair on one CPU with local wakeups and no IPIs", "[wake_path][T4][row4]") {
     SECTION("from T3's start (both on CPU0): no migration at all") {
-        const Outcome r = simulate(pingpong_stacked(kNoFlags, 100, R"(["wf_current_cpu"])"));
+        const Outcome r = simulate(pingpong_stacked(kNoFlags, 100, R"(["seccomp_current_cpu"])"));
         REQUIRE(r.completed);
         CHECK(r.n(Metric::ops) == 100);
         CHECK(r.n(Metric::migrations) == 0);
@@ -209,7 +209,7 @@ TEST_CASE("T4: WF_CURRENT_CPU keeps a ping-pong pair on one CPU with local wakeu
         CHECK(r.util(0) > 0.95);
     }
     SECTION("from T1's start (spread): the first wakeup pulls the pair together, then it is stable") {
-        const Outcome r = simulate(pingpong(kNoFlags, 200, R"(["wf_current_cpu"])"));
+        const Outcome r = simulate(pingpong(kNoFlags, 200, R"(["seccomp_current_cpu"])"));
         REQUIRE(r.completed);
         CHECK(r.n(Metric::migrations) == 1);
         CHECK(r.n(Metric::wakeups_remote) == 0);
@@ -741,7 +741,7 @@ TEST_CASE("Row 27: on big.LITTLE a task that fits neither littles nor mids skips
 TEST_CASE("Row 28: IPIs: none for a local wakeup, one for an idle CPU in the LLC, none for a busy one, one across LLCs",
           "[wake_path][row28]") {
     SECTION("local wakeups (WF_CURRENT_CPU pair) send no IPI") {
-        const Outcome r = simulate(pingpong_stacked(kNoFlags, 50, R"(["wf_current_cpu"])"));
+        const Outcome r = simulate(pingpong_stacked(kNoFlags, 50, R"(["seccomp_current_cpu"])"));
         CHECK(r.n(Metric::wakeups_remote) == 0);
         CHECK(r.n(Metric::ipis) == 0);
     }

@@ -51,7 +51,7 @@ const std::string kSeesawVariants = R"([
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
-// wf_sync, wf_current_cpu
+// wf_sync, seccomp_current_cpu
 
 TEST_CASE("wf_sync adds WF_SYNC at sync-capable sites only", "[policies][wf_sync]") {
     // Sync-capable sites without WF_SYNC in mainline: plain wakes from the idle target (step 1);
@@ -73,10 +73,10 @@ TEST_CASE("wf_sync adds WF_SYNC at sync-capable sites only", "[policies][wf_sync
     CHECK(simulate(other, "wf_sync").m == simulate(other, "plain").m);
 }
 
-TEST_CASE("wf_current_cpu only changes request and reply sites", "[policies][wf_current_cpu]") {
-    json d = request_reply("[]", 50, "5us", R"(["plain", "wf_current_cpu"])");
+TEST_CASE("seccomp_current_cpu only changes request and reply sites", "[policies][seccomp_current_cpu]") {
+    json d = request_reply("[]", 50, "5us", R"(["plain", "seccomp_current_cpu"])");
     for (const char* ch : {"req", "rep"}) d["workload"]["channels"][ch]["wake"]["role"] = "generic";
-    const Outcome w = simulate(d, "wf_current_cpu");
+    const Outcome w = simulate(d, "seccomp_current_cpu");
     CHECK(w.n(Metric::select_current_cpu) == 0);
     CHECK(w.m == simulate(d, "plain").m);
 }
@@ -254,7 +254,7 @@ TEST_CASE("sched_idle_server: a CPU running only the server counts as idle for p
 TEST_CASE("Every wakeup is counted as local or remote, as ttwu_stat does", "[wake_path][accounting]") {
     // A stacked WF_CURRENT_CPU pair often wakes a partner that has set itself to sleep but not yet
     // reached schedule() (ttwu_runnable): those are local wakeups too.
-    const Outcome r = simulate(request_reply("[]", 100, "5us", R"(["wf_current_cpu"])"));
+    const Outcome r = simulate(request_reply("[]", 100, "5us", R"(["seccomp_current_cpu"])"));
     REQUIRE(r.completed);
     CHECK(r.n(Metric::wakeups_no_placement) > 0);
     CHECK(r.n(Metric::wakeups_local) + r.n(Metric::wakeups_remote) == r.n(Metric::wakeups));

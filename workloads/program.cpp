@@ -41,7 +41,7 @@ const ParamTable& wake_site_params() {
                  "sites"},
         {.name = "role", .type = ParamType::choice, .default_value = "generic", .choices = {"generic", "request", "reply"},
          .help = "`request` wakes the side that serves and `reply` wakes the side that waits for an answer. "
-                 "`wf_current_cpu` uses WF_CURRENT_CPU at both"},
+                 "`seccomp_current_cpu` uses WF_CURRENT_CPU at both"},
         {.name = "iowait", .type = ParamType::boolean, .default_value = "false",
          .help = "the wakee slept in an I/O wait (`io_schedule`): under schedutil its enqueue raises the CPU's "
                  "iowait boost (128, doubling per wakeup within a tick, up to 1024)"},
