@@ -94,42 +94,6 @@ struct FioSpec {
     int64_t footprint_kib = 0, server_footprint_kib = 0;
 };
 
-// The queues' CPUs: spread over the nodes round-robin, lowest-numbered CPUs of a node first.
-std::vector<int> spread_queues(int64_t n, const Topology& topo) {
-    std::vector<int> next(static_cast<size_t>(topo.nr_nodes()), 0);  // next CPU to try per node
-    CpuSet chosen;
-    for (int64_t placed = 0; placed < n;) {
-        for (int node = 0; node < topo.nr_nodes() && placed < n; ++node) {
-            const int c = topo.node_cpus(node).next(next[static_cast<size_t>(node)]);
-            if (c < 0) continue;
-            chosen.set(c);
-            next[static_cast<size_t>(node)] = c + 1;
-            ++placed;
-        }
-    }
-    std::vector<int> out;
-    chosen.for_each([&](int c) { out.push_back(c); });
-    return out;
-}
-
-// fuse_uring_get_queue (reduced-queues series v3, foreground, below its load thresholds).
-std::vector<int> queue_map(const std::vector<int>& queue_cpu, const Topology& topo) {
-    std::vector<int> of_cpu(static_cast<size_t>(topo.nr_cpus()), -1);
-    std::vector<std::vector<int>> by_node(static_cast<size_t>(topo.nr_nodes()));
-    for (size_t q = 0; q < queue_cpu.size(); ++q) {
-        of_cpu[static_cast<size_t>(queue_cpu[q])] = static_cast<int>(q);
-        by_node[static_cast<size_t>(topo.cpu(queue_cpu[q]).node)].push_back(static_cast<int>(q));
-    }
-    for (int c = 0; c < topo.nr_cpus(); ++c) {
-        if (of_cpu[static_cast<size_t>(c)] >= 0) continue;
-        const std::vector<int>& local = by_node[static_cast<size_t>(topo.cpu(c).node)];
-        const size_t n = local.empty() ? queue_cpu.size() : local.size();
-        const size_t i = static_cast<size_t>(c + 1) % n;
-        of_cpu[static_cast<size_t>(c)] = local.empty() ? static_cast<int>(i) : local[i];
-    }
-    return of_cpu;
-}
-
 FioSpec read_fio(const WorkloadInput& in) {
     const ParamValues& p = in.params;
     FioSpec s;
@@ -166,11 +130,11 @@ FioSpec read_fio(const WorkloadInput& in) {
             if (p.integer("nr_queues") > in.topo.nr_cpus())
                 in.json.at("nr_queues").fail("expected at most one queue per CPU (" + std::to_string(in.topo.nr_cpus()) +
                                              ")");
-            d.queue_cpu = spread_queues(p.integer("nr_queues"), in.topo);
+            d.queue_cpu = fuse_spread_queues(p.integer("nr_queues"), in.topo);
         } else {
             for (int c = 0; c < in.topo.nr_cpus(); ++c) d.queue_cpu.push_back(c);
         }
-        d.queue_of_cpu = queue_map(d.queue_cpu, in.topo);
+        d.queue_of_cpu = fuse_queue_map(d.queue_cpu, in.topo);
     }
     const int64_t copy = s.bs * p.duration_ns("copy_per_kib") / 1024;
     FuseCosts& c = d.costs;
