@@ -41,7 +41,7 @@ FuseConn::FuseConn(std::shared_ptr<const FuseConnDef> def, size_t nr_tasks, int 
       bg_queue_site_(fuse_background_site("fuse_request_queue_background", false)),
       bg_dispatch_site_(fuse_background_site("fuse_uring_queue_bq_req", true)),
       forget_site_(fuse_background_site("fuse_dev_queue_forget", false)),
-      bg_unblock_site_{"fuse_request_end", 0, false, SiteRole::generic} {
+      bg_unblock_site_{"fuse_request_end_blocked_waitq", 0, false, SiteRole::generic} {
     const size_t slots = nr_tasks + kFuseBgSlots + 1;
     fiq_pending_.buf.assign(slots, -1);
     fiq_waiters_.buf.assign(nr_tasks + 1, -1);
