@@ -218,15 +218,20 @@ TEST_CASE("fio: FUSE tasks carry roles for the generic policies", "[fuse][worklo
                                                                   "cpus_allowed_policy": "split")"),
                                        "test.json");
     const WorkloadBuild& b = sc.cases.front().workload;
-    REQUIRE(b.tasks.size() == 4);
-    CHECK(b.tasks[0].spec.comm == "fuse-ring-0");
-    CHECK(b.tasks[0].spec.role == TaskRole::server);
-    CHECK(b.tasks[0].background);
-    CHECK(b.tasks[1].spec.comm == "fuse-ring-8");
-    CHECK(b.tasks[1].spec.allowed.first() == 8);
-    CHECK(b.tasks[2].spec.role == TaskRole::requester);
-    CHECK(b.tasks[2].spec.allowed.first() == 1);
-    CHECK(b.tasks[3].spec.allowed.first() == 2);
+    // libfuse's pool (10 slots, one started; in io-uring mode it only serves FORGETs), the two
+    // ring threads, then the jobs.
+    REQUIRE(b.tasks.size() == 10 + 2 + 2);
+    CHECK(b.tasks[0].spec.comm == "fuse-worker-0");
+    CHECK_FALSE(b.tasks[0].deferred);
+    CHECK(b.tasks[9].deferred);
+    CHECK(b.tasks[10].spec.comm == "fuse-ring-0");
+    CHECK(b.tasks[10].spec.role == TaskRole::server);
+    CHECK(b.tasks[10].background);
+    CHECK(b.tasks[11].spec.comm == "fuse-ring-8");
+    CHECK(b.tasks[11].spec.allowed.first() == 8);
+    CHECK(b.tasks[12].spec.role == TaskRole::requester);
+    CHECK(b.tasks[12].spec.allowed.first() == 1);
+    CHECK(b.tasks[13].spec.allowed.first() == 2);
     CHECK(b.total_ops == 4000);
     // sched_idle_server makes ring threads SCHED_IDLE; the run still completes.
     const Outcome o = simulate(fio_doc("xeon-2s-16c32t", R"(, "transport": "io_uring")", "sched_idle_server"));
@@ -251,7 +256,8 @@ TEST_CASE("fio: engines and options not modelled are one-line errors", "[fuse][i
     CHECK_THAT(error(R"(, "transport": "io_uring", "nr_queues": 64)"), Catch::Contains("one queue per CPU"));
     CHECK_THAT(error(R"(, "max_threads": 0)"), Catch::Contains("/workload/max_threads"));
     CHECK_THAT(error(R"(, "max_idle_threads": -2)"), Catch::Contains("/workload/max_idle_threads"));
-    CHECK_THAT(error(R"(, "transport": "io_uring", "teardown_watchdog": true)"),
-               Catch::Contains("/workload/teardown_watchdog") && Catch::Contains("worker-pool option"));
+    CHECK_THAT(error(R"(, "teardown_watchdog": "yes")"), Catch::Contains("/workload/teardown_watchdog"));
+    CHECK_THAT(error(R"(, "uring_iowait": false)"),
+               Catch::Contains("/workload/uring_iowait") && Catch::Contains("only with transport"));
     CHECK_THAT(error(R"(, "spawn_cost": "5 parsecs")"), Catch::Contains("/workload/spawn_cost"));
 }

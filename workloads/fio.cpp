@@ -6,6 +6,7 @@
 #include <string>
 
 #include "workloads/fuse/fuse_conn.h"
+#include "workloads/fuse/fuse_ops.h"
 #include "workloads/kind.h"
 
 namespace wakesim {
@@ -13,93 +14,38 @@ namespace wakesim {
 namespace {
 
 const ParamTable& fio_params() {
-    static const ParamTable t = {
-        {.name = "rw", .type = ParamType::choice, .default_value = "randread", .choices = {"randread", "read"},
-         .help = "`--rw`. Both are 4 KiB-page direct reads of a file in the page cache of the server's tmpfs, so "
-                 "they cost the same here"},
-        {.name = "bs", .type = ParamType::size, .default_value = "4KiB", .min = 512, .max = 1 << 20,
-         .help = "`--bs`: bytes per read, one FUSE READ request each (an op carries bs bytes)"},
-        {.name = "numjobs", .type = ParamType::integer, .default_value = "1", .min = 1, .max = 1024,
-         .help = "`--numjobs`: reading tasks `fio-0`, `fio-1`, ..."},
-        {.name = "number_ios", .type = ParamType::integer, .default_value = "10000", .min = 1, .max = kMaxLoops,
-         .help = "`--number_ios`: reads per job; the workload performs numjobs x number_ios ops"},
-        {.name = "ioengine", .type = ParamType::text, .default_value = "psync",
-         .help = "`--ioengine`: only `psync` (synchronous pread, one foreground request at a time) is modelled"},
-        {.name = "iodepth", .type = ParamType::integer, .default_value = "1", .min = 1, .max = 4096,
-         .help = "`--iodepth`: 1 with psync"},
-        {.name = "cpus", .type = ParamType::cpulist, .help = "`--cpus_allowed` of every job. The first CPU is also "
-                                                             "the parent CPU the tasks are forked from (default 0)",
-         .absent_means = "all CPUs"},
-        {.name = "cpus_allowed_policy", .type = ParamType::choice, .default_value = "shared",
-         .choices = {"shared", "split"},
-         .help = "`--cpus_allowed_policy`: every job may use all of `cpus`, or job j is pinned to the j-th CPU of "
-                 "`cpus` (wrapping around)"},
-        {.name = "transport", .type = ParamType::choice, .default_value = "dev", .choices = {"dev", "io_uring"},
-         .help = "`dev`: /dev/fuse with a pool of libfuse worker threads; `io_uring`: fuse-over-io-uring "
-                 "(passthrough_hp `-o io_uring`), one ring thread per queue pinned to the queue's CPU"},
-        {.name = "max_threads", .type = ParamType::integer, .default_value = "10", .min = 1, .max = 1024,
-         .help = "`dev`: libfuse's worker pool limit (passthrough_hp `--num-threads`; libfuse's default 10). The "
-                 "multi-threaded loop starts one worker; the last idle worker that takes a request first starts "
-                 "another (`fuse_do_work`), so one synchronous stream settles at two unless a race grows it"},
-        {.name = "max_idle_threads", .type = ParamType::integer, .default_value = "-1", .min = -1, .max = 1024,
-         .help = "`dev`: idle workers above this exit after their request (`-o max_idle_threads`); -1: never "
-                 "(libfuse's default). An exited worker's slot is reused by the next spawn"},
-        {.name = "teardown_watchdog", .type = ParamType::boolean, .default_value = "false",
-         .help = "`dev`: libfuse's teardown watchdog thread (\"fuse lowlevel: Add a teardown watchdog feature\", "
-                 "libfuse, Dec 2025; passthrough_hp starts it): it polls the device fd, so every queued request "
-                 "also wakes it (a non-exclusive waiter on fiq->waitq). Off for libfuse before 3.18"},
-        {.name = "watchdog_work", .type = ParamType::duration, .default_value = "800ns", .min = 0, .max = kMaxTime,
-         .help = "`dev`: the watchdog's re-poll after a wake before it sleeps again (estimate)"},
-        {.name = "spawn_cost", .type = ParamType::duration, .default_value = "25us", .min = 0, .max = kMaxTime,
-         .help = "`dev`: pthread_create of a new worker, charged to the worker that starts it; the new thread "
-                 "is runnable when it ends (estimate, 20-50 us)"},
-        {.name = "nr_queues", .type = ParamType::integer, .min = 1, .max = kMaxCpus,
-         .help = "`io_uring`: number of queues (`-o io_uring_nr_qs`, from the reduced-queues series): spread over "
-                 "the NUMA nodes round-robin, the lowest-numbered CPUs of each node first",
-         .absent_means = "one queue per CPU (mainline)"},
-        {.name = "queue_cpus", .type = ParamType::cpulist,
-         .help = "`io_uring`: the queues' CPUs (`-o io_uring_q_mask`); not with `nr_queues`. A request submitted "
-                 "on a CPU without a queue uses queue (cpu + 1) mod n of the n queues of its node (the series' v3 "
-                 "rule), or of all queues when its node has none",
-         .absent_means = "see `nr_queues`"},
-        {.name = "server_work", .type = ParamType::duration, .default_value = "1500ns", .min = 0, .max = kMaxTime,
-         .help = "the server's handler per request without the data copy: libfuse decode and passthrough_hp's "
-                 "pread syscall on tmpfs (estimate, 1.5-2.5 us with the copy)"},
-        {.name = "copy_per_kib", .type = ParamType::duration, .default_value = "80ns", .min = 0, .max = kMaxTime,
-         .help = "one copy of 1 KiB of data; each read copies bs twice (tmpfs to the server's buffer, the buffer to "
-                 "the app's pages) (estimate: 0.2-0.5 us per 4 KiB)"},
-        {.name = "app_submit", .type = ParamType::duration, .default_value = "1200ns", .min = 0, .max = kMaxTime,
-         .help = "fio's loop, syscall entry, VFS, fuse request allocation and queueing, before the requester "
-                 "sleeps (estimate)"},
-        {.name = "app_complete", .type = ParamType::duration, .default_value = "300ns", .min = 0, .max = kMaxTime,
-         .help = "after the reply wake: request teardown and syscall exit (estimate)"},
-        {.name = "dev_read", .type = ParamType::duration, .default_value = "1500ns", .min = 0, .max = kMaxTime,
-         .help = "`dev`: the worker's splice + read of the request and its header copy (estimate)"},
-        {.name = "dev_write", .type = ParamType::duration, .default_value = "1200ns", .min = 0, .max = kMaxTime,
-         .help = "`dev`: the worker's writev of the reply up to fuse_request_end, without the data copy (estimate)"},
-        {.name = "writev_return", .type = ParamType::duration, .default_value = "300ns", .min = 0,
-         .max = kMaxTime,
-         .help = "`dev`: the worker from the reply's wake to libfuse marking it idle again (`numavail++`): "
-                 "writev's exit and the buffer release (estimate)"},
-        {.name = "loop_tail", .type = ParamType::duration, .default_value = "1700ns", .min = 0, .max = kMaxTime,
-         .help = "`dev`: the worker from `numavail++` to its sleep in the next read: libfuse accounting, read "
-                 "entry (estimate; with `writev_return`, 2-3 us)"},
-        {.name = "uring_task_work", .type = ParamType::duration, .default_value = "700ns", .min = 0,
-         .max = kMaxTime,
-         .help = "`io_uring`: the ring thread's task work: request copy into the ring buffers and CQE (estimate, "
-                 "0.5-1 us)"},
-        {.name = "uring_commit", .type = ParamType::duration, .default_value = "800ns", .min = 0, .max = kMaxTime,
-         .help = "`io_uring`: io_uring_enter with COMMIT_AND_FETCH up to fuse_request_end, without the data copy "
-                 "(estimate)"},
-        {.name = "uring_enter_tail", .type = ParamType::duration, .default_value = "1500ns", .min = 0,
-         .max = kMaxTime,
-         .help = "`io_uring`: the ring thread from the reply's wake to its sleep in the CQ wait (estimate, 1-2 us)"},
-        {.name = "footprint", .type = ParamType::size, .default_value = "16KiB", .min = 0, .max = 1LL << 30,
-         .help = "each fio job's working set, refilled after it runs elsewhere (as for `pipe`); each request's "
-                 "256 B are shared with the server"},
-        {.name = "server_footprint", .type = ParamType::size, .default_value = "16KiB", .min = 0, .max = 1LL << 30,
-         .help = "each worker's or ring thread's working set"},
-    };
+    static const ParamTable t = [] {
+        ParamTable own = {
+            {.name = "rw", .type = ParamType::choice, .default_value = "randread", .choices = {"randread", "read"},
+             .help = "`--rw`. Both are 4 KiB-page direct reads of a file in the page cache of the server's tmpfs, "
+                     "so they cost the same here"},
+            {.name = "bs", .type = ParamType::size, .default_value = "4KiB", .min = 512, .max = 1 << 20,
+             .help = "`--bs`: bytes per read, one FUSE READ request each (an op carries bs bytes)"},
+            {.name = "numjobs", .type = ParamType::integer, .default_value = "1", .min = 1, .max = 1024,
+             .help = "`--numjobs`: reading tasks `fio-0`, `fio-1`, ..."},
+            {.name = "number_ios", .type = ParamType::integer, .default_value = "10000", .min = 1, .max = kMaxLoops,
+             .help = "`--number_ios`: reads per job; the workload performs numjobs x number_ios ops"},
+            {.name = "ioengine", .type = ParamType::text, .default_value = "psync",
+             .help = "`--ioengine`: only `psync` (synchronous pread, one foreground request at a time) is modelled"},
+            {.name = "iodepth", .type = ParamType::integer, .default_value = "1", .min = 1, .max = 4096,
+             .help = "`--iodepth`: 1 with psync"},
+            {.name = "cpus", .type = ParamType::cpulist,
+             .help = "`--cpus_allowed` of every job. The first CPU is also the parent CPU the tasks are forked from "
+                     "(default 0)",
+             .absent_means = "all CPUs"},
+            {.name = "cpus_allowed_policy", .type = ParamType::choice, .default_value = "shared",
+             .choices = {"shared", "split"},
+             .help = "`--cpus_allowed_policy`: every job may use all of `cpus`, or job j is pinned to the j-th CPU "
+                     "of `cpus` (wrapping around)"},
+            {.name = "footprint", .type = ParamType::size, .default_value = "16KiB", .min = 0, .max = 1LL << 30,
+             .help = "each fio job's working set, refilled after it runs elsewhere (as for `pipe`); each request's "
+                     "256 B are shared with the server"},
+        };
+        // The FUSE connection: transport, libfuse's pool, queues and per-request costs.
+        const ParamTable& conn = fuse_conn_params();
+        own.insert(own.end(), conn.begin(), conn.end());
+        return own;
+    }();
     return t;
 }
 
@@ -107,45 +53,9 @@ struct FioSpec {
     int64_t bs = 0, numjobs = 0, number_ios = 0;
     bool split = false;
     CpuSet cpus;  // empty: every CPU
-    FuseConnDef conn;
-    int64_t footprint_kib = 0, server_footprint_kib = 0;
+    FuseConnSpec conn;
+    int64_t footprint_kib = 0;
 };
-
-// The queues' CPUs: spread over the nodes round-robin, lowest-numbered CPUs of a node first.
-std::vector<int> spread_queues(int64_t n, const Topology& topo) {
-    std::vector<int> next(static_cast<size_t>(topo.nr_nodes()), 0);  // next CPU to try per node
-    CpuSet chosen;
-    for (int64_t placed = 0; placed < n;) {
-        for (int node = 0; node < topo.nr_nodes() && placed < n; ++node) {
-            const int c = topo.node_cpus(node).next(next[static_cast<size_t>(node)]);
-            if (c < 0) continue;
-            chosen.set(c);
-            next[static_cast<size_t>(node)] = c + 1;
-            ++placed;
-        }
-    }
-    std::vector<int> out;
-    chosen.for_each([&](int c) { out.push_back(c); });
-    return out;
-}
-
-// fuse_uring_get_queue (reduced-queues series v3, foreground, below its load thresholds).
-std::vector<int> queue_map(const std::vector<int>& queue_cpu, const Topology& topo) {
-    std::vector<int> of_cpu(static_cast<size_t>(topo.nr_cpus()), -1);
-    std::vector<std::vector<int>> by_node(static_cast<size_t>(topo.nr_nodes()));
-    for (size_t q = 0; q < queue_cpu.size(); ++q) {
-        of_cpu[static_cast<size_t>(queue_cpu[q])] = static_cast<int>(q);
-        by_node[static_cast<size_t>(topo.cpu(queue_cpu[q]).node)].push_back(static_cast<int>(q));
-    }
-    for (int c = 0; c < topo.nr_cpus(); ++c) {
-        if (of_cpu[static_cast<size_t>(c)] >= 0) continue;
-        const std::vector<int>& local = by_node[static_cast<size_t>(topo.cpu(c).node)];
-        const size_t n = local.empty() ? queue_cpu.size() : local.size();
-        const size_t i = static_cast<size_t>(c + 1) % n;
-        of_cpu[static_cast<size_t>(c)] = local.empty() ? static_cast<int>(i) : local[i];
-    }
-    return of_cpu;
-}
 
 FioSpec read_fio(const WorkloadInput& in) {
     const ParamValues& p = in.params;
@@ -165,53 +75,7 @@ FioSpec read_fio(const WorkloadInput& in) {
     s.cpus = read_cpus(in.json, p, "cpus", in.topo);
     s.split = p.choice("cpus_allowed_policy") == "split";
     s.footprint_kib = p.size_bytes("footprint") / 1024;
-    s.server_footprint_kib = p.size_bytes("server_footprint") / 1024;
-
-    FuseConnDef& d = s.conn;
-    const bool uring = p.choice("transport") == "io_uring";
-    d.transport = uring ? FuseTransport::uring : FuseTransport::dev;
-    if (!uring)
-        for (const char* k : {"nr_queues", "queue_cpus"})
-            if (p.given(k)) in.json.at(k).fail("expected no queue option with transport \"dev\"");
-    if (uring)
-        for (const char* k : {"max_threads", "max_idle_threads", "teardown_watchdog", "watchdog_work", "spawn_cost",
-                              "writev_return"})
-            if (p.given(k))
-                in.json.at(k).fail("expected no libfuse worker-pool option with transport \"io_uring\" (ring "
-                                   "threads serve the requests)");
-    d.max_threads = static_cast<int>(p.integer("max_threads"));
-    d.max_idle_threads = static_cast<int>(p.integer("max_idle_threads"));
-    d.watchdog = p.boolean("teardown_watchdog");
-    if (uring) {
-        if (p.given("nr_queues") && p.given("queue_cpus"))
-            in.json.at("queue_cpus").fail("expected either nr_queues or queue_cpus, not both");
-        if (p.given("queue_cpus")) {
-            read_cpus(in.json, p, "queue_cpus", in.topo).for_each([&](int c) { d.queue_cpu.push_back(c); });
-        } else if (p.given("nr_queues")) {
-            if (p.integer("nr_queues") > in.topo.nr_cpus())
-                in.json.at("nr_queues").fail("expected at most one queue per CPU (" + std::to_string(in.topo.nr_cpus()) +
-                                             ")");
-            d.queue_cpu = spread_queues(p.integer("nr_queues"), in.topo);
-        } else {
-            for (int c = 0; c < in.topo.nr_cpus(); ++c) d.queue_cpu.push_back(c);
-        }
-        d.queue_of_cpu = queue_map(d.queue_cpu, in.topo);
-    }
-    const int64_t copy = s.bs * p.duration_ns("copy_per_kib") / 1024;
-    FuseCosts& c = d.costs;
-    c.app_submit = p.duration_ns("app_submit");
-    c.app_complete = p.duration_ns("app_complete");
-    c.server_work = p.duration_ns("server_work") + copy;
-    c.dev_read = p.duration_ns("dev_read");
-    c.dev_write = p.duration_ns("dev_write") + copy;
-    c.writev_return = p.duration_ns("writev_return");
-    c.loop_tail = p.duration_ns("loop_tail");
-    c.spawn = p.duration_ns("spawn_cost");
-    c.watchdog = p.duration_ns("watchdog_work");
-    c.uring_task_work = p.duration_ns("uring_task_work");
-    c.uring_commit = p.duration_ns("uring_commit") + copy;
-    c.uring_enter_tail = p.duration_ns("uring_enter_tail");
-    c.shared_bytes = 256;
+    s.conn = read_fuse_conn(in.json, p, in.topo);
     return s;
 }
 
@@ -220,37 +84,15 @@ WorkloadBuild build_fio(const FioSpec& s) {
     WorkloadBuild b;
     b.kind = "fio";
     b.op_name = "read";
-    Channel conn{"fuse", 0, fuse_request_end_site(s.conn.transport == FuseTransport::uring),
-                 fuse_queue_request_site(), 0};
-    conn.fuse = std::make_shared<const FuseConnDef>(s.conn);
+    const bool uring = s.conn.def->transport == FuseTransport::uring;
+    Channel conn{"fuse", 0, fuse_request_end_site(uring), fuse_queue_request_site(), 0};
+    conn.fuse = s.conn.def;
     b.channels.push_back(std::move(conn));
-    auto server = [&](std::string comm, CpuSet allowed, Op op, bool deferred = false) {
-        ProgramTask t;
-        t.spec.comm = std::move(comm);
-        t.spec.allowed = allowed;
-        t.spec.role = TaskRole::server;
-        t.spec.pair_id = 1;
-        t.spec.footprint_kib = s.server_footprint_kib;
-        t.code = {op};
-        t.background = true;  // serves forever; the run ends with the jobs
-        t.deferred = deferred;
-        b.tasks.push_back(std::move(t));
-    };
-    if (s.conn.transport == FuseTransport::dev) {
-        // fuse_session_loop_mt starts one worker; the others are created as the pool grows.
-        for (int i = 0; i < s.conn.max_threads; ++i)
-            server("fuse-worker-" + std::to_string(i), CpuSet{}, Op{Op::fuse_worker}, i > 0);
-        if (s.conn.watchdog) server("passthrough_hp", CpuSet{}, Op{Op::fuse_watchdog});
-    } else {
-        for (size_t q = 0; q < s.conn.queue_cpu.size(); ++q) {
-            CpuSet pin;
-            pin.set(s.conn.queue_cpu[q]);
-            server("fuse-ring-" + std::to_string(s.conn.queue_cpu[q]), pin,
-                   Op{Op::fuse_ring, 0, 0, 0, static_cast<int32_t>(q), 0});
-        }
-    }
+    add_fuse_servers(b, 0, s.conn, "fuse");
     std::vector<int> cpu_list;
     s.cpus.for_each([&](int c) { cpu_list.push_back(c); });
+    // One pread of bs bytes: a READ whose reply carries them (two copies of the data).
+    const Op read{Op::fuse_request, s.conn.ops.work(FuseOp::read, s.bs), 0, 0, static_cast<int32_t>(FuseOp::read), 0};
     for (int64_t j = 0; j < s.numjobs; ++j) {
         ProgramTask t;
         t.spec.comm = "fio-" + std::to_string(j);
@@ -262,7 +104,7 @@ WorkloadBuild build_fio(const FioSpec& s) {
         t.spec.role = TaskRole::requester;
         t.spec.pair_id = 1;
         t.spec.footprint_kib = s.footprint_kib;
-        t.code = {Op{Op::loop_begin, 0, 0, static_cast<int32_t>(s.number_ios), 0, 0}, Op{Op::fuse_request},
+        t.code = {Op{Op::loop_begin, 0, 0, static_cast<int32_t>(s.number_ios), 0, 0}, read,
                   Op{Op::count_op, 0, 0, 0, 0, static_cast<uint32_t>(s.bs)}, Op{Op::loop_end}};
         b.tasks.push_back(std::move(t));
     }

@@ -8,6 +8,7 @@
 
 #include "input/json_input.h"
 #include "input/params.h"
+#include "workloads/fuse/fuse_ops.h"
 #include "workloads/workloads.h"
 
 namespace wakesim {
@@ -28,6 +29,10 @@ struct PipeCosts {
     int64_t write_pre, read_pre, read_post;
 };
 PipeCosts pipe_costs(const MachineProfile& p);
+
+// The server threads of FUSE connection `channel`: its /dev/fuse workers `PREFIX-worker-i` and, in
+// io-uring mode, one ring thread `PREFIX-ring-CPU` per queue pinned there (workloads/fuse/fuse_ops.cpp).
+void add_fuse_servers(WorkloadBuild& b, int channel, const FuseConnSpec& conn, const std::string& prefix);
 
 // Background tasks every kind accepts: "hogs" (CPU-bound, forever) and "noise" (periodic bursts).
 const ParamTable& hogs_params();

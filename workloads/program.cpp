@@ -73,14 +73,15 @@ const ParamTable& task_params() {
 
 // ---- the spec: what the JSON says, checked and with names resolved --------------------------------
 
-enum class StepKind : uint8_t { run, sleep, post, wait, resume, suspend, barrier, op, loop };
+enum class StepKind : uint8_t { run, sleep, post, wait, resume, suspend, barrier, op, loop, fuse };
 
 struct Step {
     StepKind kind = StepKind::run;
     int64_t ns = 0;   // run, sleep: the duration; wait: the cost before blocking ("pre")
     int64_t ns2 = 0;  // wait: the cost after the token arrives ("after")
-    int64_t n = 0;    // loop: iterations (0: forever); op: bytes
-    int target = 0;   // post, wait: channel; resume: task definition; barrier: barrier
+    int64_t n = 0;    // loop: iterations (0: forever); op, fuse: bytes
+    int target = 0;   // post, wait: channel; resume: task definition; barrier: barrier; fuse: connection
+    FuseOp fuse_op = FuseOp::conn_read;  // fuse
     std::vector<Step> body;  // loop
 };
 
@@ -91,8 +92,14 @@ struct TaskDef {
     std::vector<Step> steps;
 };
 
+struct FuseConnection {
+    std::string name;
+    FuseConnSpec conn;
+};
+
 struct ProgramSpec {
     std::vector<Channel> channels;
+    std::vector<FuseConnection> fuse;  // channels after `channels`
     std::vector<int> barriers;  // participants of each
     std::vector<TaskDef> tasks;
     int parent_cpu = 0;
@@ -124,8 +131,10 @@ constexpr size_t kMaxLoopDepth = 16;
 
 // Steps: {"run": "5us"} {"sleep": "1ms"} {"post": ch} {"wait": ch, "pre": d, "after": d}
 // {"resume": task} {"suspend": true} {"barrier": b} {"op": bytes} {"loop": n, "do": [...]}
+// {"fuse": opcode, "bytes": n, "conn": name}
 struct StepReader {
     const std::map<std::string, int>& chans;
+    const std::map<std::string, int>& conns;
     const std::map<std::string, int>& barriers;
     const std::map<std::string, int>& tasks;
 
@@ -134,6 +143,28 @@ struct StepReader {
         const std::string cn = c.as_string();
         auto it = chans.find(cn);
         return it != chans.end() ? it->second : chans.at(c.as_enum(names_of(chans)));  // as_enum fails
+    }
+
+    void read_fuse(const JsonNode& st, Step& s) const {
+        if (conns.empty()) st.at("fuse").fail("expected a FUSE connection declared in the program's \"fuse\" object");
+        const JsonNode op = st.at("fuse");
+        s.fuse_op = *fuse_op_from_step(op.as_enum(fuse_op_step_names()));
+        if (st.has("conn")) {
+            const JsonNode c = st.at("conn");
+            const std::string cn = c.as_string();
+            auto it = conns.find(cn);
+            s.target = it != conns.end() ? it->second : conns.at(c.as_enum(names_of(conns)));
+        } else if (conns.size() > 1) {
+            st.fail("expected \"conn\": the program declares " + std::to_string(conns.size()) + " FUSE connections");
+        } else {
+            s.target = conns.begin()->second;
+        }
+        if (fuse_op_has_data(s.fuse_op)) {
+            if (!st.has("bytes")) st.fail("expected \"bytes\" (1 to 1048576) for a " + std::string(fuse_op_name(s.fuse_op)));
+            s.n = st.at("bytes").as_int(1, 1 << 20);
+        } else if (st.has("bytes")) {
+            st.at("bytes").fail("expected no \"bytes\": only read and write carry data");
+        }
     }
 
     // Reads `arr` into `out`. Returns whether the steps include one that takes simulated time or
@@ -195,8 +226,15 @@ struct StepReader {
                     st.at("do").fail("expected a loop body with a step that takes time or blocks (run, sleep, wait, "
                                      "suspend or barrier); this loop would spin without simulated time passing");
                 waits = true;
+            } else if (st.has("fuse")) {
+                st.check_keys({"fuse", "bytes", "conn"});
+                s.kind = StepKind::fuse;
+                read_fuse(st, s);
+                // A synchronous request sleeps until its reply; a RELEASE or FORGET goes on at once.
+                waits = waits || fuse_op_send(s.fuse_op) == FuseSend::sync;
             } else {
-                st.fail("expected a step with one of: run, sleep, post, wait, resume, suspend, barrier, op, loop");
+                st.fail("expected a step with one of: run, sleep, post, wait, resume, suspend, barrier, op, loop, "
+                        "fuse");
             }
             out.push_back(std::move(s));
         }
@@ -222,6 +260,18 @@ ProgramSpec read_program(const WorkloadInput& in) {
             ch.write_site = c.has("writer_wake") ? read_site(c.at("writer_wake"), name) : plain;
             chan_ix[name] = static_cast<int>(s.channels.size());
             s.channels.push_back(ch);
+        }
+    }
+    std::map<std::string, int> conn_ix;
+    if (auto conns = w.get("fuse")) {
+        conns->require_object();
+        for (const auto& name : conns->keys()) {
+            JsonNode c = conns->at(name);
+            if (name.empty() || name.find(' ') != std::string::npos)
+                c.fail("expected a connection name without spaces");
+            const ParamValues p = read_params(c, fuse_conn_params());
+            conn_ix[name] = static_cast<int>(s.fuse.size());
+            s.fuse.push_back({name, read_fuse_conn(c, p, in.topo)});
         }
     }
     if (auto bars = w.get("barriers")) {
@@ -253,7 +303,7 @@ ProgramSpec read_program(const WorkloadInput& in) {
         if (total > kMaxTasks) t.fail("expected at most 100000 tasks in all");
         s.tasks.push_back(std::move(d));
     }
-    const StepReader steps{chan_ix, barrier_ix, task_ix};
+    const StepReader steps{chan_ix, conn_ix, barrier_ix, task_ix};
     for (size_t i = 0; i < tasks.size(); ++i) {
         JsonNode t = tasks[i];
         const ParamValues& p = params[i];
@@ -277,7 +327,8 @@ ProgramSpec read_program(const WorkloadInput& in) {
 // ---- the build: Op code for the interpreter ---------------------------------------------------------
 
 // `first` maps a task definition to the index of its first instance (the one "resume" wakes).
-void compile(const std::vector<Step>& steps, const std::vector<int32_t>& first, std::vector<Op>& code) {
+void compile(const ProgramSpec& spec, const std::vector<Step>& steps, const std::vector<int32_t>& first,
+             std::vector<Op>& code) {
     for (const Step& s : steps) {
         switch (s.kind) {
             case StepKind::run: code.push_back(Op{Op::run, s.ns, 0, 0, 0, 0}); break;
@@ -291,8 +342,14 @@ void compile(const std::vector<Step>& steps, const std::vector<int32_t>& first, 
             case StepKind::loop: {
                 const auto begin = static_cast<int32_t>(code.size());
                 code.push_back(Op{Op::loop_begin, 0, 0, static_cast<int32_t>(s.n), 0, 0});
-                compile(s.body, first, code);
+                compile(spec, s.body, first, code);
                 code.push_back(Op{Op::loop_end, 0, 0, 0, begin, 0});
+                break;
+            }
+            case StepKind::fuse: {
+                const FuseOpCosts& c = spec.fuse[static_cast<size_t>(s.target)].conn.ops;
+                const auto ch = static_cast<int32_t>(spec.channels.size()) + s.target;
+                code.push_back(Op{Op::fuse_request, c.work(s.fuse_op, s.n), 0, ch, static_cast<int32_t>(s.fuse_op), 0});
                 break;
             }
         }
@@ -303,6 +360,12 @@ WorkloadBuild build_program(const ProgramSpec& s) {
     WorkloadBuild b;
     b.kind = "program";
     b.channels = s.channels;
+    for (const FuseConnection& f : s.fuse) {
+        const bool uring = f.conn.def->transport == FuseTransport::uring;
+        Channel conn{f.name, 0, fuse_request_end_site(uring), fuse_queue_request_site(), 0};
+        conn.fuse = f.conn.def;
+        b.channels.push_back(std::move(conn));
+    }
     b.barriers = s.barriers;
     std::vector<int32_t> first;
     int32_t next = 0;
@@ -312,7 +375,7 @@ WorkloadBuild build_program(const ProgramSpec& s) {
     }
     for (const TaskDef& d : s.tasks) {
         std::vector<Op> code;
-        compile(d.steps, first, code);
+        compile(s, d.steps, first, code);
         for (int64_t k = 0; k < d.count; ++k) {
             ProgramTask pt;
             pt.spec = d.spec;
@@ -321,6 +384,9 @@ WorkloadBuild build_program(const ProgramSpec& s) {
             b.tasks.push_back(std::move(pt));
         }
     }
+    // The servers after the program's tasks, so that "resume" indices stay those of the tasks.
+    for (size_t i = 0; i < s.fuse.size(); ++i)
+        add_fuse_servers(b, static_cast<int>(s.channels.size() + i), s.fuse[i].conn, s.fuse[i].name);
     b.parent_cpu = s.parent_cpu;
     return b;
 }
@@ -349,12 +415,16 @@ const WorkloadKind& program_workload() {
         .description = "task programs in rt-app's vocabulary: run, sleep, post/wait, resume/suspend, barrier, loop",
         .params = program_params(),
         .keys = {{"channels", "object: name -> channel", "none", "the channels, below"},
+                 {"fuse", "object: name -> FUSE connection", "none",
+                  "FUSE connections served by passthrough_hp on tmpfs, below; each gets its server threads "
+                  "`NAME-worker-i` and, with io-uring, `NAME-ring-CPU`"},
                  {"barriers", "object: name -> integer 1..100000", "none",
                   "a cyclic barrier and its number of participants"},
                  {"tasks", "array, at least 1", "required", "the tasks, below"}},
         .sections = {{"program.channel", "program: a channel", channel_keys, &channel_params()},
                      {"program.wake", "program: a wake site", wake_site_keys, &wake_site_params()},
-                     {"program.task", "program: a task", task_keys, &task_params()}},
+                     {"program.task", "program: a task", task_keys, &task_params()},
+                     {"program.fuse", "program: a FUSE connection", {}, &fuse_conn_params()}},
         .build = make_program,
     };
     return k;

@@ -15,6 +15,7 @@ const WorkloadKind& pipe_workload();
 const WorkloadKind& messaging_workload();
 const WorkloadKind& program_workload();
 const WorkloadKind& fio_workload();
+const WorkloadKind& bonnie_workload();
 
 const std::vector<WorkloadKind>& workload_kinds() {
     static const std::vector<WorkloadKind> kinds = {
@@ -22,6 +23,7 @@ const std::vector<WorkloadKind>& workload_kinds() {
         messaging_workload(),  // perf bench sched messaging (hackbench)
         program_workload(),    // rt-app-style task programs
         fio_workload(),        // fio psync reads through FUSE (/dev/fuse, fuse-over-io-uring)
+        bonnie_workload(),     // bonnie++ -s0 -n: metadata requests through FUSE
     };
     return kinds;
 }

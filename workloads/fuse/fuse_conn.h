@@ -11,6 +11,7 @@
 
 #include "kernel/wake_flags.h"
 #include "sim/cpu_exec.h"
+#include "workloads/fuse/fuse_ops.h"
 #include "workloads/index_fifo.h"
 
 namespace wakesim {
@@ -40,6 +41,7 @@ struct FuseConnDef {
     int max_threads = 10;       // /dev/fuse: libfuse's pool limit (FUSE_LOOP_MT_DEF_MAX_THREADS)
     int max_idle_threads = -1;  // /dev/fuse: idle workers beyond this exit; -1: never
     bool watchdog = false;      // /dev/fuse: libfuse's teardown watchdog polls the device fd
+    bool uring_iowait = true;   // io-uring: a ring thread's CQ wait is an I/O wait (Linux 6.5+)
     std::vector<int> queue_of_cpu;  // io-uring: the queue a request submitted on each CPU uses
     std::vector<int> queue_cpu;     // io-uring: each queue's CPU (its ring thread is pinned there)
 };
@@ -56,7 +58,21 @@ struct FuseStats {
     uint64_t queue_changes = 0;    // io-uring: a requester's request used another queue than its previous one
     uint64_t ring_off_cpu = 0;     // io-uring: a ring thread step ran on another CPU than its queue's
     std::vector<uint64_t> per_queue;  // io-uring: requests sent to each queue
+    std::array<uint64_t, kNrFuseOps> per_op{};  // requests sent, by opcode (FuseOp)
+    uint64_t background = 0;  // of them sent as background requests (no requester wait)
+    uint64_t forgets = 0;     // of them FORGETs (no reply; counted completed when a worker reads them)
 };
+
+// One request as a step asks for it: the opcode and the server's work for it (handler and data
+// copies); work < 0: FuseCosts::server_work (fio's READ).
+struct FuseReqArgs {
+    FuseOp op = FuseOp::conn_read;
+    int64_t work = -1;
+};
+
+// Background requests in flight at most (FUSE_DEFAULT_MAX_BACKGROUND); one more blocks its
+// submitter in fuse_get_req until one ends.
+inline constexpr int kFuseBgSlots = 12;
 
 class FuseConn {
 public:
@@ -64,9 +80,10 @@ public:
     FuseConn(std::shared_ptr<const FuseConnDef> def, size_t nr_tasks, int shared_key_base);
     void attach(CpuExec& s) { s_ = &s; }
 
-    // A requester's synchronous request (__fuse_request_send). Returns false when the request is
-    // done (the step ends), else sets `out` to what the requester does next.
-    bool request(int self, int task_id, uint8_t& phase, Action& out);
+    // A requester's request of `args.op`: synchronous (__fuse_request_send), background
+    // (fuse_simple_background: sent, not waited for) or a FORGET. Returns false when the step is
+    // done, else sets `out` to what the requester does next.
+    bool request(int self, int task_id, uint8_t& phase, Action& out, FuseReqArgs args = {});
     // A /dev/fuse worker's loop (fuse_session_loop_mt's worker): never ends.
     Action worker(int self, int task_id, uint8_t& phase);
     // libfuse's teardown watchdog: poll() on the device fd for POLLERR only, forever.
@@ -85,8 +102,9 @@ public:
 
 private:
     using Fifo = IndexFifo;
-    struct Req {  // the requester's one request in flight, indexed by requester
-        int owner_task = -1;
+    struct Req {  // a requester's one synchronous request in flight (by requester), or a background slot
+        int owner_task = -1;  // -1: background, nobody waits
+        int64_t work = 0;     // the server's handler for it
         int queue = -1;       // io-uring queue it was sent to
         int last_queue = -1;  // the queue of the requester's previous request
         bool finished = false;
@@ -97,6 +115,7 @@ private:
         bool sleeping = false;  // in io_uring_enter's CQ wait
     };
     void send(int self);
+    void send_forget(int64_t work);
     void request_end(int r);
     int64_t touch(int r);
 
@@ -111,13 +130,17 @@ private:
     std::vector<int> spare_;  // task ids of workers not running: never started, or exited
     int numworker_ = 1, numavail_ = 1;
     int watchdog_task_ = -1;  // sleeping in poll on fiq->waitq, else -1
+    Fifo bg_free_;      // free background slots (request indices after the requesters')
+    Fifo bg_blocked_;   // task ids of submitters waiting for one (fc->blocked_waitq)
+    int64_t forgets_pending_ = 0, forget_work_ = 0;  // fiq's forget list
     FuseStats stats_;
     WakeSite queue_site_, dispatch_site_, end_site_;
+    WakeSite bg_queue_site_, bg_dispatch_site_, forget_site_, bg_unblock_site_;
 };
 
 // The FUSE wake sites with their mainline flags (all plain wake_up).
 WakeSite fuse_queue_request_site();
-WakeSite fuse_uring_dispatch_site();
+WakeSite fuse_uring_dispatch_site(bool iowait = true);
 WakeSite fuse_request_end_site(bool fr_uring);
 
 }  // namespace wakesim

@@ -22,7 +22,7 @@ ProgramDriver::ProgramDriver(std::vector<ProgramTask> tasks, std::vector<Channel
     for (size_t i = 0; i < chans_.size(); ++i)
         if (chans_[i].def.fuse) {
             fuse_[i] = std::make_unique<FuseConn>(chans_[i].def.fuse, n, shared_key);
-            shared_key += static_cast<int>(n);
+            shared_key += static_cast<int>(n) + kFuseBgSlots;
         }
     for (int b : barrier_sizes) {
         Barrier bar;
@@ -224,7 +224,10 @@ Action ProgramDriver::next_action(Task& t) {
                 break;
             case Op::fuse_request: {
                 Action a = Action::Block();
-                if (fuse_[static_cast<size_t>(op.a)]->request(static_cast<int>(&c - ctx_.data()), c.task_id, c.phase, a))
+                // b: the opcode, ns: its server work; b = 0 is the connection's READ (fio).
+                const FuseReqArgs args = op.b == 0 ? FuseReqArgs{} : FuseReqArgs{static_cast<FuseOp>(op.b), op.ns};
+                if (fuse_[static_cast<size_t>(op.a)]->request(static_cast<int>(&c - ctx_.data()), c.task_id, c.phase, a,
+                                                              args))
                     return a;
                 ++c.pc;
                 break;

@@ -18,7 +18,7 @@ namespace wakesim {
 struct Op {
     enum Kind : uint8_t {
         run, post, wait, resume, suspend, sleep, barrier, loop_begin, loop_end, count_op, exit,
-        fuse_request,  // a: FUSE channel; one synchronous request (workloads/fuse/)
+        fuse_request,  // a: FUSE channel, b: FuseOp (0: the channel's READ), ns: server work; one request
         fuse_worker,   // a: FUSE channel; a /dev/fuse worker's loop, forever
         fuse_ring,     // a: FUSE channel, b: queue; a ring thread's loop, forever
         fuse_watchdog,  // a: FUSE channel; libfuse's teardown watchdog polling the device, forever

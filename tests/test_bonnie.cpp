@@ -1,0 +1,249 @@
+// FUSE requests by opcode (workloads/fuse/), the program kind's FUSE connections and `fuse` step,
+// and the bonnie kind: what a FUSE developer checks with a trace. Each file operation sends the
+// opcodes Linux sends for it; every request ends; RELEASE does not make its sender wait and at
+// most max_background (12) are in flight; FORGET has no reply and goes over /dev/fuse even on an
+// io-uring connection; bonnie++ pinned to one CPU creates faster than unbound (2023 thread).
+#include <catch2/catch.hpp>
+
+#include "engine/engine.h"
+#include "experiment/runner.h"
+#include "hw/hardware.h"
+#include "input/params.h"
+#include "sim/cpu_exec.h"
+#include "sim/run_control.h"
+#include "sim_test_util.h"
+#include "workloads/fuse/fuse_conn.h"
+#include "workloads/fuse/fuse_ops.h"
+#include "workloads/program/task_program.h"
+#include "workloads/workloads.h"
+
+using namespace wakesim;
+using namespace wakesim::testutil;
+
+namespace {
+
+json scenario(const std::string& machine, const std::string& workload) {
+    return doc(R"({"name": "b", "description": "d", "machine": ")" + machine + R"(", "workload": )" + workload +
+               R"(, "policies": ["plain"], "run": {"seeds": [1]}, "cases": [{"name": "c"}]})");
+}
+
+json bonnie(const std::string& machine, const std::string& extra) {
+    return scenario(machine, R"({"kind": "bonnie", "files": 500)" + extra + "}");
+}
+
+struct Run {
+    FuseStats stats;
+    uint64_t ops = 0;
+    bool all_exited = false;
+    uint64_t in_flight_at_exit = 0;  // background requests and FORGETs the servers had not read yet
+    uint64_t in_flight = 0;          // after the servers ran 10 ms more
+};
+
+// One run as experiment/simulation.cpp does it, keeping the driver to read the transport's counts;
+// then the servers get 10 ms to drain what the requester left queued when it exited.
+Run run(const json& d, Time limit = 0) {
+    const Scenario sc = parse_scenario(d, "test.json");
+    const RunSpec spec = make_run_spec(sc, sc.cases.front(), sc.policies.front(), sc.seeds.front());
+    Engine engine;
+    PolicyRun policy = spec.policy.instantiate();
+    Hardware hw(engine, *spec.topo, spec.profile);
+    Scheduler sched(engine, *spec.topo, *spec.domains, spec.profile, policy, spec.sched, hw, spec.seed);
+    CpuExec cpus(engine, sched, hw, spec.profile, spec.seed);
+    RunControl ctl;
+    ctl.set_clock(&engine);
+    ProgramDriver driver(spec.workload.tasks, spec.workload.channels, spec.workload.barriers, ctl);
+    cpus.set_driver(&driver);
+    ctl.set_finish([&] { engine.stop(); });
+    driver.setup(cpus, 0, spec.workload.parent_cpu, spec.seed);
+    engine.run_until(limit > 0 ? limit : kTimeNever);
+    sched.check_invariants();
+    int ch = 0;
+    while (driver.fuse_conn(ch) == nullptr) ++ch;
+    const FuseConn& conn = *driver.fuse_conn(ch);
+    Run r{conn.stats(), ctl.ops(), driver.all_exited(), conn.in_flight(), 0};
+    if (limit == 0) engine.run_until(engine.now() + 10 * kNsPerMs);
+    sched.check_invariants();
+    r.stats = conn.stats();
+    r.in_flight = conn.in_flight();
+    return r;
+}
+
+
+// Requests of each opcode, all opcodes listed (0 for those not sent).
+std::map<std::string, uint64_t> mix(const Run& r) {
+    std::map<std::string, uint64_t> m;
+    for (size_t i = 0; i < kNrFuseOps; ++i)
+        if (r.stats.per_op[i] > 0) m[fuse_op_name(static_cast<FuseOp>(i))] += r.stats.per_op[i];
+    return m;
+}
+
+}  // namespace
+
+TEST_CASE("bonnie: each create sends GETATTR(dir), LOOKUP (negative), CREATE, GETXATTR, WRITE, FLUSH and "
+          "RELEASE; each delete GETATTR, UNLINK, SETATTR and FORGET; a stat of a 1-byte file OPEN, FLUSH, RELEASE",
+          "[bonnie][fuse]") {
+    for (const char* transport : {"dev", "io_uring"}) {
+        INFO(transport);
+        const std::string t = std::string(R"(, "transport": ")") + transport + "\"";
+        const Run create = run(bonnie("e5-2650-2s", t));
+        CHECK(create.all_exited);
+        CHECK(create.ops == 500);
+        using M = std::map<std::string, uint64_t>;
+        CHECK(mix(create) == M{{"GETATTR", 500}, {"LOOKUP", 500}, {"CREATE", 500}, {"GETXATTR", 500},
+                               {"WRITE", 500}, {"FLUSH", 500}, {"RELEASE", 500}});
+        CHECK(create.stats.background == 500);  // the RELEASEs
+        // Every request ends: the requester waited for the synchronous ones; at its exit at most
+        // its last RELEASE was still queued, and the server took it.
+        CHECK(create.in_flight_at_exit <= 1);
+        CHECK(create.stats.sent == 3500);
+        CHECK(create.stats.sent == create.stats.completed);
+
+        const Run empty = run(bonnie("e5-2650-2s", t + R"(, "file_size": "0B")"));
+        CHECK(mix(empty) == M{{"GETATTR", 500}, {"LOOKUP", 500}, {"CREATE", 500}, {"FLUSH", 500}, {"RELEASE", 500}});
+
+        const Run stat = run(bonnie("e5-2650-2s", t + R"(, "phase": "stat")"));
+        CHECK(mix(stat) == M{{"OPEN", 500}, {"FLUSH", 500}, {"RELEASE", 500}});
+        CHECK(stat.stats.sent == stat.stats.completed);
+
+        const Run del = run(bonnie("e5-2650-2s", t + R"(, "phase": "delete")"));
+        CHECK(mix(del) == M{{"GETATTR", 500}, {"UNLINK", 500}, {"SETATTR", 500}, {"FORGET", 500}});
+        CHECK(del.stats.forgets == 500);
+        CHECK(del.stats.sent == del.stats.completed);
+        if (std::string(transport) == "io_uring") {
+            // FORGETs go to the /dev/fuse worker, the other requests to the ring queues.
+            uint64_t ring = 0;
+            for (uint64_t q : del.stats.per_queue) ring += q;
+            CHECK(ring == 1500);
+            CHECK(del.stats.worker_wakes > 0);
+        }
+    }
+}
+
+TEST_CASE("bonnie: stopped mid-run, every request sent is completed or in flight, at most one synchronous",
+          "[bonnie][fuse][invariant]") {
+    const Run cut = run(bonnie("e5-2650-2s", R"(, "transport": "io_uring")"), 2 * kNsPerMs);
+    CHECK_FALSE(cut.all_exited);
+    CHECK(cut.stats.sent == cut.stats.completed + cut.in_flight_at_exit);
+    CHECK(cut.in_flight_at_exit <= 2);  // one synchronous request and one RELEASE at most here
+}
+
+TEST_CASE("bonnie over io-uring, queue per core: bound to CPU 0 it creates faster than unbound "
+          "(D1 > D2 of the 2023 'wake_up on the same core' thread)", "[bonnie][fuse][uring]") {
+    // The 2023 kernel: no I/O wait in io_uring's CQ wait (6.5 added it), no delayed dequeue.
+    auto v2023 = [](json d) {
+        d["features"] = {{"DELAY_DEQUEUE", false}};
+        return d;
+    };
+    const std::string uring = R"(, "files": 2000, "transport": "io_uring")";
+    const std::string old = uring + R"(, "uring_iowait": false)";
+    const Outcome bound = simulate(v2023(bonnie("e5-2650-2s", old + R"(, "cpus": "0")")));
+    const Outcome unbound = simulate(v2023(bonnie("e5-2650-2s", old)));
+    REQUIRE(bound.completed);
+    REQUIRE(unbound.completed);
+    CHECK(bound.n(Metric::ops) == 2000);
+    // Bound: bonnie++ and the ring thread of queue 0 share CPU 0 and every wake is local.
+    CHECK(bound.n(Metric::migrations) == 0);
+    CHECK(bound.n(Metric::wakeups_remote) == 0);
+    // Unbound: a plain reply wake finds CPU 0 busy with the ring thread and moves bonnie++ to an
+    // idle CPU, whose queue's ring thread is then woken cold.
+    CHECK(unbound.n(Metric::migrations) > 1000);
+    CHECK(bound.m.get(Metric::ops_per_sec) > 1.2 * unbound.m.get(Metric::ops_per_sec));
+    // Today's kernel: each ring-thread wake ends an I/O wait, and schedutil's iowait boost keeps
+    // both CPUs the unbound bonnie++ bounces between fast, so binding gains much less.
+    const Outcome bound_now = simulate(bonnie("e5-2650-2s", uring + R"(, "cpus": "0")"));
+    const Outcome unbound_now = simulate(bonnie("e5-2650-2s", uring));
+    const double gain_2023 = bound.m.get(Metric::ops_per_sec) / unbound.m.get(Metric::ops_per_sec);
+    const double gain_now = bound_now.m.get(Metric::ops_per_sec) / unbound_now.m.get(Metric::ops_per_sec);
+    CHECK(gain_now < gain_2023);
+}
+
+TEST_CASE("program: the fuse step sends each opcode through the program's connection, on both transports",
+          "[program][fuse]") {
+    for (const char* transport : {"dev", "io_uring"}) {
+        INFO(transport);
+        const std::string w = std::string(R"({"kind": "program", "fuse": {"fs": {"transport": ")") + transport +
+                              R"("}}, "tasks": [{"name": "app", "role": "requester", "program": [{"loop": 100, "do": [
+            {"run": "2us"}, {"fuse": "lookup"}, {"fuse": "create"}, {"fuse": "write", "bytes": 4096},
+            {"fuse": "read", "bytes": 65536}, {"fuse": "flush"}, {"fuse": "release"}, {"fuse": "unlink"},
+            {"fuse": "forget"}, {"op": 0}]}]}]})";
+        const Run r = run(scenario("xeon-2s-16c32t", w));
+        CHECK(r.all_exited);
+        CHECK(r.ops == 100);
+        using M = std::map<std::string, uint64_t>;
+        CHECK(mix(r) == M{{"LOOKUP", 100}, {"CREATE", 100}, {"WRITE", 100}, {"READ", 100}, {"FLUSH", 100},
+                          {"RELEASE", 100}, {"UNLINK", 100}, {"FORGET", 100}});
+        CHECK(r.stats.sent == r.stats.completed);
+        // The server threads: named after the connection, servers, never exiting.
+        const Scenario sc = parse_scenario(scenario("xeon-2s-16c32t", w), "t.json");
+        const WorkloadBuild& b = sc.cases.front().workload;
+        REQUIRE(b.tasks.size() >= 2);
+        CHECK(b.tasks[0].spec.comm == "app");
+        CHECK(b.tasks[1].spec.comm == "fs-worker-0");
+        CHECK(b.tasks[1].background);
+        CHECK(b.tasks[1].spec.role == TaskRole::server);
+        // The app, libfuse's pool of 10 worker slots (one started), and in io-uring mode a ring
+        // thread per CPU.
+        CHECK(b.tasks.size() == (std::string(transport) == "dev" ? 11u : 11u + 32u));
+        CHECK_FALSE(b.tasks[1].deferred);
+        CHECK(b.tasks[2].deferred);
+    }
+}
+
+TEST_CASE("program: a RELEASE does not make its sender wait; a 13th in flight blocks it until one ends",
+          "[program][fuse]") {
+    // Releases every 1 us against a server that needs 100 us each: only background requests, so
+    // the requester is never woken by a reply, only let go when a slot frees.
+    const std::string w = R"({"kind": "program", "fuse": {"fs": {"max_threads": 1, "server_release": "100us"}},
+        "tasks": [{"name": "app", "role": "requester", "program": [{"loop": 40, "do": [
+            {"run": "1us"}, {"fuse": "release"}, {"op": 0}]}]}]})";
+    const Run cut = run(scenario("kvm-2vcpu", w), 600 * kNsPerUs);
+    CHECK(cut.stats.background == cut.stats.sent);
+    CHECK(cut.in_flight_at_exit <= kFuseBgSlots);
+    CHECK(cut.in_flight_at_exit >= kFuseBgSlots - 1);  // the limit is what holds the requester back
+    CHECK(cut.ops < 40);
+    const Run all = run(scenario("kvm-2vcpu", w));
+    CHECK(all.all_exited);
+    CHECK(all.stats.sent == 40);
+    CHECK(all.stats.completed == 40);
+    // Without the slow server, releases never block: the loop takes its own time only.
+    const Outcome fast = simulate(scenario("kvm-2vcpu", R"({"kind": "program", "fuse": {"fs": {"max_threads": 1}},
+        "tasks": [{"name": "app", "role": "requester", "program": [{"loop": 40, "do": [
+            {"run": "50us"}, {"fuse": "release"}, {"op": 0}]}]}]})"));
+    CHECK(fast.completed);
+    // One wake per release, of the worker; the requester is never woken.
+    CHECK(fast.n(Metric::wakeups) == 40);
+}
+
+TEST_CASE("FUSE opcodes: only RELEASE is background and only FORGET has no reply", "[fuse]") {
+    for (size_t i = 0; i < kNrFuseOps; ++i) {
+        const auto op = static_cast<FuseOp>(i);
+        INFO(fuse_op_name(op));
+        CHECK((fuse_op_send(op) == FuseSend::background) == (op == FuseOp::release));
+        CHECK((fuse_op_send(op) == FuseSend::forget) == (op == FuseOp::forget));
+        if (op != FuseOp::conn_read) CHECK(fuse_op_from_step(fuse_op_step_names()[i - 1]) == op);
+    }
+    FuseOpCosts c;
+    c.server[static_cast<size_t>(FuseOp::read)] = 1000;
+    c.server[static_cast<size_t>(FuseOp::create)] = 5000;
+    c.copy_per_kib = 80;
+    CHECK(c.work(FuseOp::read, 4096) == 1000 + 2 * 4 * 80);
+    CHECK(c.work(FuseOp::create, 4096) == 5000);
+}
+
+TEST_CASE("FUSE connection keys: fio and bonnie embed the connection's declarations", "[fuse][params]") {
+    const ParamTable& conn = fuse_conn_params();
+    for (const char* kind : {"fio", "bonnie"}) {
+        const ParamTable& table = find_workload_kind(kind)->params;
+        for (const ParamSpec& c : conn) {
+            INFO(kind << " " << c.name);
+            int found = 0;
+            for (const ParamSpec& k : table)
+                if (k.name == c.name) {
+                    ++found;
+                    CHECK(k.default_value == c.default_value);
+                    CHECK(k.help == c.help);
+                }
+            CHECK(found == 1);
+        }
+    }
+}
