@@ -63,7 +63,7 @@ RunResult run_simulation(const RunSpec& spec) {
     auto begin_window = [&] {
         if (warm) return;
         warm = true;
-        metrics.reset();
+        metrics.reset(engine.now());
         window_start = engine.now();
         ops_at_start = ctl.ops();
         bytes_at_start = ctl.bytes();
@@ -107,6 +107,7 @@ RunResult run_simulation(const RunSpec& spec) {
     RunResult r;
     r.completed = finished;
     if (spec.check_invariants) sched.check_invariants();
+    counting.flush(end);
     metrics.c.ops = ctl.ops() - ops_at_start;
     metrics.c.bytes = ctl.bytes() - bytes_at_start;
     r.events = engine.events_processed();

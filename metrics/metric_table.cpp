@@ -1,6 +1,7 @@
 #include "metrics/metric_table.h"
 
 #include <cmath>
+#include <functional>
 #include <iterator>
 
 #include "metrics/run_metrics.h"
@@ -44,6 +45,22 @@ MetricValue migrations_at(const RunInputs& in) {
 double per_sec(const RunInputs& in, double amount) {
     return in.window > 0 ? amount * 1e9 / static_cast<double>(in.window) : 0.0;
 }
+// A role's CPU time per node or capacity class as fractions of its total (0 when it never ran).
+Breakdown role_share(const std::vector<Time>& parts, Time total, const std::function<std::string(size_t)>& key) {
+    Breakdown b;
+    for (size_t i = 0; i < parts.size(); ++i)
+        b.emplace_back(key(i), total > 0 ? static_cast<double>(parts[i]) / static_cast<double>(total) : 0.0);
+    return b;
+}
+Breakdown role_by_node(const RunInputs& in, size_t role) {
+    const RoleTime& r = in.m.roles[role];
+    return role_share(r.by_node, r.total, [](size_t i) { return "node" + std::to_string(i); });
+}
+Breakdown role_by_capacity(const RunInputs& in, size_t role) {
+    const RoleTime& r = in.m.roles[role];
+    return role_share(r.by_class, r.total, [&](size_t i) { return std::to_string(in.m.capacities[i]); });
+}
+
 double util(const RunInputs& in, size_t cpu) {
     return in.window > 0 ? static_cast<double>(in.busy_ns[cpu]) / static_cast<double>(in.window) : 0.0;
 }
@@ -169,6 +186,12 @@ constexpr MetricDef kRows[] = {
          return c.wakeups ? static_cast<double>(by_wakeup) / static_cast<double>(c.wakeups) : 0.0;
      },
      "`migrations.wakeup / wakeups`"},
+    {Metric::migrations_requester, "migrations.requester", "count", K::counter, T::integer, B::lower, G::migrations,
+     kRunOnly, [](const RunInputs& in) -> MetricValue { return static_cast<int64_t>(in.m.roles[0].migrations); },
+     "migrations of requesters: the application's tasks (fio jobs, bonnie++, a program's `role: requester` tasks)"},
+    {Metric::migrations_server, "migrations.server", "count", K::counter, T::integer, B::lower, G::migrations,
+     kRunOnly, [](const RunInputs& in) -> MetricValue { return static_cast<int64_t>(in.m.roles[1].migrations); },
+     "migrations of servers: FUSE daemon threads (/dev/fuse workers, ring threads) and `role: server` tasks"},
 
     // ---- wake latency
     {Metric::wake_latency_ns_p50, "wake_latency_ns.p50", "ns", K::percentile, T::integer, B::lower, G::latency,
@@ -224,6 +247,27 @@ constexpr MetricDef kRows[] = {
          return n;
      },
      "CPUs with `cpu_util` above 5%"},
+
+    // ---- where the application and its server ran
+    {Metric::cpu_time_requester_ns, "cpu_time.requester_ns", "ns", K::duration, T::integer, B::neither, G::roles,
+     kRunOnly, [](const RunInputs& in) -> MetricValue { return in.m.roles[0].total; },
+     "CPU time of the requesters in the window (from their switch-in, so a context switch counts for the task "
+     "switched to)"},
+    {Metric::cpu_time_server_ns, "cpu_time.server_ns", "ns", K::duration, T::integer, B::neither, G::roles, kRunOnly,
+     [](const RunInputs& in) -> MetricValue { return in.m.roles[1].total; }, "CPU time of the servers in the window"},
+    {Metric::requester_time_by_node, "requester_time.by_node", "fraction", K::breakdown, T::breakdown, B::neither,
+     G::roles, kRunOnly, [](const RunInputs& in) -> MetricValue { return role_by_node(in, 0); },
+     "object, NUMA node (`node0`, ...) → fraction of the requesters' CPU time spent there"},
+    {Metric::server_time_by_node, "server_time.by_node", "fraction", K::breakdown, T::breakdown, B::neither,
+     G::roles, kRunOnly, [](const RunInputs& in) -> MetricValue { return role_by_node(in, 1); },
+     "object, NUMA node → fraction of the servers' CPU time spent there"},
+    {Metric::requester_time_by_capacity, "requester_time.by_capacity", "fraction", K::breakdown, T::breakdown,
+     B::neither, G::roles, kRunOnly, [](const RunInputs& in) -> MetricValue { return role_by_capacity(in, 0); },
+     "object, CPU capacity (`1024` for the big cores, ...; one key on a symmetric machine) → fraction of the "
+     "requesters' CPU time on CPUs of that capacity"},
+    {Metric::server_time_by_capacity, "server_time.by_capacity", "fraction", K::breakdown, T::breakdown, B::neither,
+     G::roles, kRunOnly, [](const RunInputs& in) -> MetricValue { return role_by_capacity(in, 1); },
+     "object, CPU capacity → fraction of the servers' CPU time on CPUs of that capacity"},
 
     // ---- frequency and idle states
     {Metric::governor, "governor", "", K::text, T::text, B::neither, G::frequency, kRunOnly,
@@ -340,6 +384,7 @@ const char* group_title(MetricGroup g) {
         case MetricGroup::latency: return "Wake latency";
         case MetricGroup::scheduling: return "Switches and load balancing";
         case MetricGroup::utilisation: return "Utilisation";
+        case MetricGroup::roles: return "Where the application and its server ran";
         case MetricGroup::frequency: return "Frequency and idle states";
         case MetricGroup::time_lost: return "Time lost";
         case MetricGroup::simulator: return "Simulator";

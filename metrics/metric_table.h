@@ -32,12 +32,16 @@ enum class Metric : uint16_t {
     // migrations
     migrations, migrations_wakeup, migrations_balance, migrations_newidle, migrations_active, migrations_smt,
     migrations_cluster, migrations_llc, migrations_cross_llc, migrations_cross_numa, migrations_per_wakeup,
+    migrations_requester, migrations_server,
     // wake latency
     wake_latency_ns_p50, wake_latency_ns_p90, wake_latency_ns_p99, wake_latency_ns_mean, wake_latency_ns_max,
     // switches and balancing
     context_switches, preemptions, balance_runs, newidle_runs,
     // utilisation
     cpu_util, cpu_util_sum, cpus_busy,
+    // where the application and its server ran
+    cpu_time_requester_ns, cpu_time_server_ns, requester_time_by_node, server_time_by_node,
+    requester_time_by_capacity, server_time_by_capacity,
     // frequency and idle states
     governor, cpu_freq_khz, freq_khz_mean, freq_khz_busy, freq_residency, idle_residency,
     // time lost
@@ -71,7 +75,8 @@ enum class Better : uint8_t { higher, lower, neither };
 
 // Sections of docs/metrics.md.
 enum class MetricGroup : uint8_t {
-    throughput, wakeups, select, migrations, latency, scheduling, utilisation, frequency, time_lost, simulator, kCount
+    throughput, wakeups, select, migrations, latency, scheduling, utilisation, roles, frequency, time_lost, simulator,
+    kCount
 };
 
 // A value of one metric in one run; the alternative's index is the row's MetricType.

@@ -1,5 +1,6 @@
 #include "metrics/metrics.h"
 
+#include <algorithm>
 #include <bit>
 
 namespace wakesim {
@@ -10,6 +11,17 @@ int LatencyHistogram::bucket_of(uint64_t v) {
     int shift = msb - 4;
     int sub = static_cast<int>((v >> shift) & (kSub - 1));
     return (msb - 3) * kSub + sub;
+}
+
+void Metrics::init(const Topology& topo) {
+    capacities.clear();
+    for (const CpuInfo& c : topo.cpus())
+        if (std::find(capacities.begin(), capacities.end(), c.capacity) == capacities.end()) capacities.push_back(c.capacity);
+    std::sort(capacities.rbegin(), capacities.rend());
+    for (RoleTime& r : roles) {
+        r.by_node.assign(static_cast<size_t>(topo.nr_nodes()), 0);
+        r.by_class.assign(capacities.size(), 0);
+    }
 }
 
 int64_t LatencyHistogram::bucket_upper(int b) {

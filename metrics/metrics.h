@@ -1,6 +1,7 @@
 // Counters and distributions a run reports (docs/metrics.md defines each one). Hot-path updates
 // are increments into fixed arrays; nothing allocates per event.
 #pragma once
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -64,14 +65,36 @@ struct Counters {
     }
 };
 
+// Where the tasks of one role (TaskRole::requester or ::server: an application and its FUSE
+// daemon's threads) ran in the window. Sized once per run; updates only add.
+struct RoleTime {
+    uint64_t migrations = 0;
+    Time total = 0;              // CPU time
+    std::vector<Time> by_node;   // CPU time per NUMA node
+    std::vector<Time> by_class;  // CPU time per capacity class (Metrics::capacities)
+    void clear() {
+        migrations = 0;
+        total = 0;
+        std::fill(by_node.begin(), by_node.end(), 0);
+        std::fill(by_class.begin(), by_class.end(), 0);
+    }
+};
+
 struct Metrics {
     Counters c;
     LatencyHistogram wake_latency;  // wakeup issued -> wakee runs
+    std::array<RoleTime, 2> roles;  // [0] requesters, [1] servers
+    std::vector<int> capacities;    // the machine's CPU capacities, largest first (RoleTime::by_class)
+    Time window_start = 0;
 
-    // Starts the measured window (per-CPU busy time comes from the scheduler's own clocks).
-    void reset() {
+    // Sizes the per-role tables for `topo`.
+    void init(const Topology& topo);
+    // Starts the measured window at `now` (per-CPU busy time comes from the scheduler's own clocks).
+    void reset(Time now = 0) {
         c = Counters{};
         wake_latency.clear();
+        for (RoleTime& r : roles) r.clear();
+        window_start = now;
     }
 };
 

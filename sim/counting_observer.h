@@ -15,7 +15,7 @@ namespace wakesim {
 
 class CountingObserver final : public SchedObserver {
 public:
-    CountingObserver(Metrics& m, const Topology& topo, const Engine& clock) : m_(m), topo_(topo), clock_(clock) {}
+    CountingObserver(Metrics& m, const Topology& topo, const Engine& clock);
 
     uint32_t interests() const override {
         return kObsTtwuWoken | kObsMigrate | kObsSwitch | kObsSwitchedIn | kObsBalance;
@@ -25,6 +25,8 @@ public:
     void sched_switch(int cpu, const Task* prev, char prev_state, const Task* next) override;
     void switched_in(int cpu, const Task& t) override;
     void balance(int cpu, int level, bool newidle, bool moved) override;
+    // Adds the CPU time of the tasks on the CPUs now, up to `end`, to the per-role tables.
+    void flush(Time end);
 
 private:
     void start_latency_slow(size_t id);
@@ -32,6 +34,10 @@ private:
     const Topology& topo_;
     const Engine& clock_;
     std::vector<Time> wake_time_;  // by task id: when its pending wakeup was issued, -1: none
+    std::vector<Time> on_cpu_since_;  // by CPU: when its current task was switched in
+    std::vector<int> class_of_;       // by CPU: index of its capacity in Metrics::capacities
+    std::vector<int> cur_role_;       // by CPU: role_index of the task on it, -1: idle or another task
+    void add_role_time(int cpu, int role, Time until);
 };
 
 }  // namespace wakesim

@@ -261,3 +261,31 @@ TEST_CASE("fio: engines and options not modelled are one-line errors", "[fuse][i
                Catch::Contains("/workload/uring_iowait") && Catch::Contains("only with transport"));
     CHECK_THAT(error(R"(, "spawn_cost": "5 parsecs")"), Catch::Contains("/workload/spawn_cost"));
 }
+
+TEST_CASE("Per task class: the application's and the daemon's migrations, CPU time and where it ran",
+          "[fuse][metrics]") {
+    auto share = [](const Outcome& o, Metric m, const std::string& key) {
+        for (const auto& [k, v] : o.m.breakdown(m))
+            if (k == key) return v;
+        return -1.0;
+    };
+    // Queue per core, plain reply wakes: fio migrates on every other request, the ring threads
+    // are pinned and never do; both stay on node 0, where fio was forked.
+    const Outcome o = simulate(fio_doc("xeon-2s-16c32t", R"(, "transport": "io_uring")"));
+    CHECK(n(o, Metric::migrations_requester) == n(o, Metric::migrations));
+    CHECK(n(o, Metric::migrations_server) == 0);
+    CHECK(n(o, Metric::migrations_requester) > 500);
+    CHECK(share(o, Metric::requester_time_by_node, "node0") == Approx(1.0));
+    // (libfuse's /dev/fuse worker, kept for FORGETs, runs once at start-up wherever it was forked.)
+    CHECK(share(o, Metric::server_time_by_node, "node1") < 0.05);
+    CHECK(share(o, Metric::requester_time_by_capacity, "1024") == Approx(1.0));
+    // CPU time adds up: the two classes ran no longer than the CPUs were busy.
+    const double busy_ns = o.m.get(Metric::cpu_util_sum) * o.m.get(Metric::sim_time_ns);
+    const double classes = static_cast<double>(n(o, Metric::cpu_time_requester_ns) + n(o, Metric::cpu_time_server_ns));
+    CHECK(classes > 0.5 * busy_ns);
+    CHECK(classes <= busy_ns * 1.0001);
+    // fio allowed only node 1's CPUs: its requests go to node 1's queues and all its time is there.
+    const Outcome far = simulate(fio_doc("xeon-2s-16c32t", R"(, "transport": "io_uring", "cpus": "9-15")"));
+    CHECK(share(far, Metric::requester_time_by_node, "node1") == Approx(1.0));
+    CHECK(share(far, Metric::server_time_by_node, "node1") > 0.95);
+}
