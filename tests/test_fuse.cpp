@@ -194,9 +194,15 @@ TEST_CASE("fio: engines and options not modelled are one-line errors", "[fuse][i
         }
         return std::string("no error");
     };
-    CHECK_THAT(error(R"(, "ioengine": "libaio")"),
-               Catch::Contains("/workload/ioengine") && Catch::Contains("is not modelled yet"));
-    CHECK_THAT(error(R"(, "iodepth": 4)"), Catch::Contains("/workload/iodepth"));
+    CHECK_THAT(error(R"(, "ioengine": "posixaio")"), Catch::Contains("/workload/ioengine"));
+    CHECK_THAT(error(R"(, "iodepth": 4)"),
+               Catch::Contains("/workload/iodepth") && Catch::Contains("with ioengine \"psync\""));
+    CHECK_THAT(error(R"(, "ioengine": "io_uring", "iodepth": 0)"), Catch::Contains("/workload/iodepth"));
+    CHECK_THAT(error(R"(, "direct": 0)"),
+               Catch::Contains("/workload/direct") && Catch::Contains("only O_DIRECT"));
+    CHECK_THAT(error(R"(, "ioengine": "io_uring", "iodepth": 4096, "numjobs": 8)"),
+               Catch::Contains("numjobs x iodepth at most 16384"));
+    CHECK(error(R"(, "ioengine": "libaio", "iodepth": 64)") == "no error");
     CHECK_THAT(error(R"(, "nr_queues": 2)"), Catch::Contains("with transport \"dev\""));
     CHECK_THAT(error(R"(, "transport": "io_uring", "nr_queues": 2, "queue_cpus": "0,8")"),
                Catch::Contains("not both"));

@@ -1,7 +1,10 @@
-// fio reading through a FUSE filesystem served by libfuse's passthrough_hp (--nopassthrough, on
-// tmpfs): every read is one synchronous FUSE READ request over /dev/fuse or fuse-over-io-uring
-// (workloads/fuse/). As in the "fuse: Wake requests on the same cpu" thread (Schubert, Oct 2025):
-// fio --rw=randread --bs=4k --ioengine=psync --iodepth=1 --direct=1.
+// fio reading or writing through a FUSE filesystem served by libfuse's passthrough_hp
+// (--nopassthrough, on tmpfs): every I/O is one FUSE READ or WRITE request over /dev/fuse or
+// fuse-over-io-uring (workloads/fuse/). psync sends synchronous (foreground) requests, as in the
+// "fuse: Wake requests on the same cpu" thread (Schubert, Oct 2025): fio --rw=randread --bs=4k
+// --ioengine=psync --iodepth=1 --direct=1; io_uring and libaio send asynchronous direct I/O, which
+// FUSE turns into background requests, as in "fuse: {io-uring} Queue background requests on a
+// different core" (Schubert, 2025-2026): --ioengine=io_uring --iodepth=4.
 #include <memory>
 #include <string>
 
@@ -14,19 +17,28 @@ namespace {
 
 const ParamTable& fio_params() {
     static const ParamTable t = {
-        {.name = "rw", .type = ParamType::choice, .default_value = "randread", .choices = {"randread", "read"},
-         .help = "`--rw`. Both are 4 KiB-page direct reads of a file in the page cache of the server's tmpfs, so "
-                 "they cost the same here"},
+        {.name = "rw", .type = ParamType::choice, .default_value = "randread",
+         .choices = {"randread", "read", "randwrite", "write"},
+         .help = "`--rw`. Direct reads (READ requests: the data is copied from the server's tmpfs to the app's pages) "
+                 "or writes (WRITE requests: the data is copied the other way, from the app's pages into the "
+                 "request and by pwrite into tmpfs); random and sequential cost the same here"},
         {.name = "bs", .type = ParamType::size, .default_value = "4KiB", .min = 512, .max = 1 << 20,
          .help = "`--bs`: bytes per read, one FUSE READ request each (an op carries bs bytes)"},
         {.name = "numjobs", .type = ParamType::integer, .default_value = "1", .min = 1, .max = 1024,
          .help = "`--numjobs`: reading tasks `fio-0`, `fio-1`, ..."},
         {.name = "number_ios", .type = ParamType::integer, .default_value = "10000", .min = 1, .max = kMaxLoops,
          .help = "`--number_ios`: reads per job; the workload performs numjobs x number_ios ops"},
-        {.name = "ioengine", .type = ParamType::text, .default_value = "psync",
-         .help = "`--ioengine`: only `psync` (synchronous pread, one foreground request at a time) is modelled"},
+        {.name = "ioengine", .type = ParamType::choice, .default_value = "psync",
+         .choices = {"psync", "io_uring", "libaio"},
+         .help = "`--ioengine`: `psync` (pread/pwrite: one synchronous foreground request at a time), or "
+                 "`io_uring` / `libaio`: asynchronous direct I/O, one FUSE background request per I/O "
+                 "(fuse_direct_IO with async_dio); the job submits up to `iodepth` in one call "
+                 "(io_uring_enter / io_submit), then waits for at least one completion (io_uring_enter "
+                 "min_complete=1 / io_getevents min_nr=1) and reaps all there are"},
         {.name = "iodepth", .type = ParamType::integer, .default_value = "1", .min = 1, .max = 4096,
-         .help = "`--iodepth`: 1 with psync"},
+         .help = "`--iodepth`: I/Os in flight per job; 1 with psync. numjobs x iodepth at most 16384"},
+        {.name = "direct", .type = ParamType::integer, .default_value = "1", .min = 0, .max = 1,
+         .help = "`--direct`: only 1 (O_DIRECT; passthrough_hp answers with FOPEN_DIRECT_IO) is modelled"},
         {.name = "cpus", .type = ParamType::cpulist, .help = "`--cpus_allowed` of every job. The first CPU is also "
                                                              "the parent CPU the tasks are forked from (default 0)",
          .absent_means = "all CPUs"},
@@ -49,9 +61,20 @@ const ParamTable& fio_params() {
                  "on a CPU without a queue uses queue (cpu + 1) mod n of the n queues of its node (the series' v3 "
                  "rule), or of all queues when its node has none",
          .absent_means = "see `nr_queues`"},
+        {.name = "max_background", .type = ParamType::integer, .default_value = "12", .min = 1, .max = 65535,
+         .help = "the connection's `max_background` (FUSE_DEFAULT_MAX_BACKGROUND 12; the server may raise it in its "
+                 "INIT reply): background requests beyond it wait in fc->bg_queue (/dev/fuse) or the queue's "
+                 "background list (io-uring), and the next background submitter sleeps on fc->blocked_waitq"},
+        {.name = "congestion_threshold", .type = ParamType::integer, .default_value = "9", .min = 1, .max = 65535,
+         .help = "the connection's `congestion_threshold` (default 3/4 of max_background): only counted "
+                 "(it makes readahead and writeback back off, which are not modelled; direct I/O ignores it)"},
         {.name = "server_work", .type = ParamType::duration, .default_value = "1500ns", .min = 0, .max = kMaxTime,
          .help = "the server's handler per request without the data copy: libfuse decode and passthrough_hp's "
                  "pread syscall on tmpfs (estimate, 1.5-2.5 us with the copy)"},
+        {.name = "server_write_work", .type = ParamType::duration, .default_value = "1800ns", .min = 0,
+         .max = kMaxTime,
+         .help = "the handler of a WRITE without the data copy: libfuse decode and passthrough_hp's pwrite on "
+                 "tmpfs (estimate: a shmem write of a cached page costs somewhat more than its read)"},
         {.name = "copy_per_kib", .type = ParamType::duration, .default_value = "80ns", .min = 0, .max = kMaxTime,
          .help = "one copy of 1 KiB of data; each read copies bs twice (tmpfs to the server's buffer, the buffer to "
                  "the app's pages) (estimate: 0.2-0.5 us per 4 KiB)"},
@@ -77,6 +100,17 @@ const ParamTable& fio_params() {
         {.name = "uring_enter_tail", .type = ParamType::duration, .default_value = "1500ns", .min = 0,
          .max = kMaxTime,
          .help = "`io_uring`: the ring thread from the reply's wake to its sleep in the CQ wait (estimate, 1-2 us)"},
+        {.name = "aio_submit_call", .type = ParamType::duration, .default_value = "600ns", .min = 0,
+         .max = kMaxTime,
+         .help = "`io_uring`/`libaio`: one submit call (io_uring_enter with to_submit / io_submit): fio's commit, "
+                 "syscall entry and exit, SQE or iocb handling; each request's own path is `app_submit` "
+                 "(estimate)"},
+        {.name = "aio_wait_call", .type = ParamType::duration, .default_value = "400ns", .min = 0, .max = kMaxTime,
+         .help = "`io_uring`/`libaio`: one wait call (io_uring_enter GETEVENTS / io_getevents): syscall entry and "
+                 "exit and fio's event loop (estimate)"},
+        {.name = "aio_reap", .type = ParamType::duration, .default_value = "300ns", .min = 0, .max = kMaxTime,
+         .help = "`io_uring`/`libaio`: per completion reaped: the completion's task work or event copy and fio's "
+                 "io_u accounting (estimate)"},
         {.name = "footprint", .type = ParamType::size, .default_value = "16KiB", .min = 0, .max = 1LL << 30,
          .help = "each fio job's working set, refilled after it runs elsewhere (as for `pipe`); each request's "
                  "256 B are shared with the server"},
@@ -87,7 +121,8 @@ const ParamTable& fio_params() {
 }
 
 struct FioSpec {
-    int64_t bs = 0, numjobs = 0, number_ios = 0, threads = 0;
+    int64_t bs = 0, numjobs = 0, number_ios = 0, threads = 0, iodepth = 1;
+    bool async = false, write = false;
     bool split = false;
     CpuSet cpus;  // empty: every CPU
     FuseConnDef conn;
@@ -133,18 +168,23 @@ std::vector<int> queue_map(const std::vector<int>& queue_cpu, const Topology& to
 FioSpec read_fio(const WorkloadInput& in) {
     const ParamValues& p = in.params;
     FioSpec s;
-    const std::string& engine = p.text("ioengine");
-    if (engine != "psync")
-        in.json.at("ioengine").fail("expected \"psync\": ioengine \"" + engine +
-                                    "\" (asynchronous FUSE requests) is not modelled yet");
-    if (p.integer("iodepth") != 1)
-        in.json.at("iodepth").fail("expected 1: psync has one request in flight per job (deeper queues need an "
-                                   "asynchronous engine, not modelled yet)");
+    const std::string& engine = p.choice("ioengine");
+    s.async = engine != "psync";
+    s.iodepth = p.integer("iodepth");
+    if (!s.async && s.iodepth != 1)
+        in.json.at("iodepth").fail("expected 1 with ioengine \"psync\": one synchronous request in flight per job "
+                                   "(deeper queues need ioengine \"io_uring\" or \"libaio\")");
+    if (p.integer("direct") != 1)
+        in.json.at("direct").fail("expected 1: only O_DIRECT I/O is modelled (buffered I/O goes through the page "
+                                  "cache, with readahead and writeback, which are not modelled)");
+    s.write = p.choice("rw") == "randwrite" || p.choice("rw") == "write";
     s.bs = p.size_bytes("bs");
     s.numjobs = p.integer("numjobs");
     s.number_ios = p.integer("number_ios");
     if (s.numjobs * s.number_ios > kMaxLoops)
         in.json.at("number_ios").fail("expected numjobs x number_ios at most 1000000000");
+    if (s.numjobs * s.iodepth > 16384)
+        in.json.at("iodepth").fail("expected numjobs x iodepth at most 16384");
     s.threads = p.integer("threads");
     s.cpus = read_cpus(in.json, p, "cpus", in.topo);
     s.split = p.choice("cpus_allowed_policy") == "split";
@@ -154,6 +194,9 @@ FioSpec read_fio(const WorkloadInput& in) {
     FuseConnDef& d = s.conn;
     const bool uring = p.choice("transport") == "io_uring";
     d.transport = uring ? FuseTransport::uring : FuseTransport::dev;
+    d.engine = engine == "libaio" ? AioEngine::libaio : AioEngine::io_uring;
+    d.max_background = static_cast<int>(p.integer("max_background"));
+    d.congestion_threshold = static_cast<int>(p.integer("congestion_threshold"));
     if (!uring)
         for (const char* k : {"nr_queues", "queue_cpus"})
             if (p.given(k)) in.json.at(k).fail("expected no queue option with transport \"dev\"");
@@ -176,13 +219,19 @@ FioSpec read_fio(const WorkloadInput& in) {
     FuseCosts& c = d.costs;
     c.app_submit = p.duration_ns("app_submit");
     c.app_complete = p.duration_ns("app_complete");
-    c.server_work = p.duration_ns("server_work") + copy;
-    c.dev_read = p.duration_ns("dev_read");
-    c.dev_write = p.duration_ns("dev_write") + copy;
+    // A READ's data goes to the app with the reply (dev_write, uring_commit); a WRITE's comes with
+    // the request (dev_read, uring_task_work) and the handler's pwrite copies it into tmpfs.
+    const int64_t in_copy = s.write ? copy : 0, out_copy = s.write ? 0 : copy;
+    c.server_work = p.duration_ns(s.write ? "server_write_work" : "server_work") + copy;
+    c.dev_read = p.duration_ns("dev_read") + in_copy;
+    c.dev_write = p.duration_ns("dev_write") + out_copy;
     c.loop_tail = p.duration_ns("loop_tail");
-    c.uring_task_work = p.duration_ns("uring_task_work");
-    c.uring_commit = p.duration_ns("uring_commit") + copy;
+    c.uring_task_work = p.duration_ns("uring_task_work") + in_copy;
+    c.uring_commit = p.duration_ns("uring_commit") + out_copy;
     c.uring_enter_tail = p.duration_ns("uring_enter_tail");
+    c.aio_submit_call = p.duration_ns("aio_submit_call");
+    c.aio_wait_call = p.duration_ns("aio_wait_call");
+    c.aio_reap = p.duration_ns("aio_reap");
     c.shared_bytes = 256;
     return s;
 }
@@ -191,7 +240,7 @@ FioSpec read_fio(const WorkloadInput& in) {
 WorkloadBuild build_fio(const FioSpec& s) {
     WorkloadBuild b;
     b.kind = "fio";
-    b.op_name = "read";
+    b.op_name = s.write ? "write" : "read";
     Channel conn{"fuse", 0, fuse_request_end_site(s.conn.transport == FuseTransport::uring),
                  fuse_queue_request_site(), 0};
     conn.fuse = std::make_shared<const FuseConnDef>(s.conn);
@@ -230,8 +279,11 @@ WorkloadBuild build_fio(const FioSpec& s) {
         t.spec.role = TaskRole::requester;
         t.spec.pair_id = 1;
         t.spec.footprint_kib = s.footprint_kib;
-        t.code = {Op{Op::loop_begin, 0, 0, static_cast<int32_t>(s.number_ios), 0, 0}, Op{Op::fuse_request},
-                  Op{Op::count_op, 0, 0, 0, 0, static_cast<uint32_t>(s.bs)}, Op{Op::loop_end}};
+        if (s.async)
+            t.code = {Op{Op::fuse_aio, s.number_ios, 0, 0, static_cast<int32_t>(s.iodepth), static_cast<uint32_t>(s.bs)}};
+        else
+            t.code = {Op{Op::loop_begin, 0, 0, static_cast<int32_t>(s.number_ios), 0, 0}, Op{Op::fuse_request},
+                      Op{Op::count_op, 0, 0, 0, 0, static_cast<uint32_t>(s.bs)}, Op{Op::loop_end}};
         b.tasks.push_back(std::move(t));
     }
     b.parent_cpu = s.cpus.empty() ? 0 : s.cpus.first();
@@ -246,7 +298,8 @@ WorkloadBuild make_fio(const WorkloadInput& in) { return build_fio(read_fio(in))
 const WorkloadKind& fio_workload() {
     static const WorkloadKind k{
         .kind = "fio",
-        .description = "fio psync reads through FUSE (passthrough_hp on tmpfs): /dev/fuse or fuse-over-io-uring",
+        .description = "fio direct reads or writes through FUSE (passthrough_hp on tmpfs), psync or async (io_uring, "
+                       "libaio): /dev/fuse or fuse-over-io-uring",
         .params = fio_params(),
         .keys = {},
         .sections = {},

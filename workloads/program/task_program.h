@@ -21,6 +21,7 @@ struct Op {
         fuse_request,  // a: FUSE channel; one synchronous request (workloads/fuse/)
         fuse_worker,   // a: FUSE channel; a /dev/fuse worker's loop, forever
         fuse_ring,     // a: FUSE channel, b: queue; a ring thread's loop, forever
+        fuse_aio,      // a: FUSE channel, b: iodepth, ns: I/Os, bytes: per op; an async job's I/O loop
     };
     Kind kind = run;
     int64_t ns = 0;    // run: work; wait: cost before blocking; sleep: duration
