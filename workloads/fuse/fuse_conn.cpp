@@ -303,7 +303,13 @@ bool FuseConn::aio(int self, int task_id, int64_t ios, uint8_t& phase, Action& o
                     out = Action::Run(c.aio_wait_call);
                     return true;
                 }
+                phase = send_it;
+                out = Action::Run(c.app_submit);  // io_read -> fuse_direct_IO, up to fuse_simple_background
+                return true;
+            case send_it: {
                 // fuse_get_req(for_background): sleep exclusively on fc->blocked_waitq while blocked.
+                // (The kernel tests fc->blocked a little before num_background++, so racing
+                // submitters can overshoot max_background by a few; here test and queueing are one step.)
                 if (blocked_) {
                     ++stats_.blocked_waits;
                     sub.throttled = true;
@@ -312,10 +318,6 @@ bool FuseConn::aio(int self, int task_id, int64_t ios, uint8_t& phase, Action& o
                     out = Action::Block();
                     return true;
                 }
-                phase = send_it;
-                out = Action::Run(c.app_submit);
-                return true;
-            case send_it: {
                 const int slot = sub.free.pop();
                 reqs_[static_cast<size_t>(slot)].owner = self;
                 ++sub.in_flight;
@@ -330,7 +332,7 @@ bool FuseConn::aio(int self, int task_id, int64_t ios, uint8_t& phase, Action& o
                     out = Action::Block();
                     return true;
                 }
-                phase = queue;  // re-check fc->blocked
+                phase = send_it;  // re-check fc->blocked
                 break;
             case wait_check:
                 if (sub.done.empty()) {
