@@ -29,6 +29,9 @@ enum class FuseSite : uint8_t {
     queue_request,   // fuse_dev_queue_req -> fuse_dev_wake_and_unlock: one idle /dev/fuse worker
     uring_dispatch,  // fuse_uring_dispatch_ent: io_uring task work wakes the queue's ring thread
     request_end,     // fuse_request_end: wake_up(&req->waitq), the requester in request_wait_answer
+    bg_unblock,      // fuse_request_end, background branch: wake_up(&fc->blocked_waitq), a throttled submitter
+    aio_complete,    // a background request's end callback (fuse_aio_complete -> ki_complete): the
+                     // submitter waiting for completions in io_uring_enter or io_getevents
 };
 
 struct WakeSite {
@@ -39,6 +42,7 @@ struct WakeSite {
     bool iowait = false;     // the wakee slept in io_schedule(): schedutil's iowait boost applies
     FuseSite fuse = FuseSite::none;
     bool fr_uring = false;   // FUSE: the request went through fuse-over-io-uring (FR_URING)
+    bool fr_background = false;  // FUSE: a background request (FR_BACKGROUND): the submitter does not wait on it
 };
 
 }  // namespace wakesim

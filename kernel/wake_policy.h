@@ -2,8 +2,9 @@
 //  - wake flags per wake site (what the waker passes to try_to_wake_up),
 //  - placement hooks inside select_task_rq_fair: `early` (after record_wakee, before the
 //    WF_CURRENT_CPU check) and `after_wake_affine` (in the first SD_WAKE_AFFINE domain spanning
-//    prev, before select_idle_sibling); the FUSE io-uring queue-selection hook (background
-//    "cpu++") joins these with background requests (docs/fuse.md),
+//    prev, before select_idle_sibling),
+//  - the FUSE io-uring queue of a background request (fuse_uring_task_to_queue; "cpu++" and its
+//    variants, docs/fuse.md),
 //  - task hooks: created (attributes such as SCHED_IDLE), about to block, back on a CPU.
 // A policy keeps its own per-task state (PerTask<T>); Task carries no policy fields. One
 // WakePolicy object exists per run, so that state never leaks between runs or threads.
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "engine/engine.h"
+#include "engine/rng.h"
 #include "kernel/task.h"
 #include "kernel/wake_flags.h"
 
@@ -30,6 +32,18 @@ struct SelectCtx {
     int prev;
     uint32_t wake_flags;
     bool sync;
+};
+
+// What the FUSE io-uring queue hook sees when a background request is queued
+// (fuse_uring_queue_bq_req -> fuse_uring_task_to_queue). Queues are indexed 0..n-1.
+struct FuseQueueCtx {
+    const Scheduler& sched;
+    const Task& current;                  // the submitter
+    int cpu;                              // task_cpu(current)
+    int mainline;                         // the queue mainline picks: the one of `cpu`
+    const std::vector<int>& queue_cpu;    // each queue's CPU (its ring thread is pinned there)
+    const std::vector<int>& nr_reqs;      // each queue's requests queued or being served (the series' nr_reqs)
+    RngStream& rng;                       // the run's seeded stream for random queue choices
 };
 
 // Per-task state owned by a policy, indexed by task id; sized as tasks are created.
@@ -55,6 +69,8 @@ public:
     // A CPU to place the wakee on, or -1 to continue with the kernel's path.
     virtual int early(const SelectCtx&) { return -1; }
     virtual int after_wake_affine(const SelectCtx&, int /*new_cpu*/) { return -1; }
+    // The io-uring queue of a background FUSE request, or -1 for mainline's.
+    virtual int fuse_bg_queue(const FuseQueueCtx&) { return -1; }
     virtual void on_task_created(Task&) {}
     virtual void on_block(Task&, Time /*now*/) {}  // the task is about to sleep
     virtual void on_run(Task&, Time /*now*/) {}    // the task got a CPU back
@@ -70,6 +86,14 @@ public:
         uint32_t f = site.kernel_flags;
         for (const auto& r : rules) f = r->site_flags(site, f);
         return f;
+    }
+    // The first part that names a valid queue wins; mainline's otherwise.
+    int fuse_bg_queue(const FuseQueueCtx& c) const {
+        for (const auto& r : rules) {
+            const int q = r->fuse_bg_queue(c);
+            if (q >= 0 && static_cast<size_t>(q) < c.queue_cpu.size()) return q;
+        }
+        return c.mainline;
     }
     void on_task_created(Task& t) const {
         for (const auto& r : rules) r->on_task_created(t);

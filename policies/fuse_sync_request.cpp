@@ -15,8 +15,8 @@ class FuseSyncRequest final : public WakePolicy {
 public:
     std::string name() const override { return "fuse_sync_request"; }
     uint32_t site_flags(const WakeSite& site, uint32_t flags) const override {
-        // Every modelled request is synchronous, so every queueing wake carries FR_SYNC_WAKEUP.
-        if (site.fuse != FuseSite::queue_request) return flags;
+        // Only synchronous requests carry FR_SYNC_WAKEUP; background ones (flush_bg_queue) do not.
+        if (site.fuse != FuseSite::queue_request || site.fr_background) return flags;
         return flags | WF_SYNC;
     }
 };

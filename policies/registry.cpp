@@ -17,6 +17,10 @@ const PolicyKind& migrate_disable_wait_policy();
 const PolicyKind& sched_idle_server_policy();
 const PolicyKind& fuse_wake_same_cpu_policy();
 const PolicyKind& fuse_sync_request_policy();
+const PolicyKind& fuse_bg_next_cpu_policy();
+const PolicyKind& fuse_bg_retries_policy();
+const PolicyKind& fuse_bg_random_policy();
+const PolicyKind& fuse_bg_numa_policy();
 
 const std::vector<const PolicyKind*>& policy_registry() {
     static const std::vector<const PolicyKind*> r = {
@@ -30,6 +34,10 @@ const std::vector<const PolicyKind*>& policy_registry() {
         &sched_idle_server_policy(),
         &fuse_wake_same_cpu_policy(),
         &fuse_sync_request_policy(),
+        &fuse_bg_next_cpu_policy(),
+        &fuse_bg_retries_policy(),
+        &fuse_bg_random_policy(),
+        &fuse_bg_numa_policy(),
     };
     return r;
 }

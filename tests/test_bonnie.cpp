@@ -91,7 +91,7 @@ TEST_CASE("bonnie: each create sends GETATTR(dir), LOOKUP (negative), CREATE, GE
         using M = std::map<std::string, uint64_t>;
         CHECK(mix(create) == M{{"GETATTR", 500}, {"LOOKUP", 500}, {"CREATE", 500}, {"GETXATTR", 500},
                                {"WRITE", 500}, {"FLUSH", 500}, {"RELEASE", 500}});
-        CHECK(create.stats.background == 500);  // the RELEASEs
+        CHECK(create.stats.bg_sent == 500);  // the RELEASEs
         // Every request ends: the requester waited for the synchronous ones; at its exit at most
         // its last RELEASE was still queued, and the server took it.
         CHECK(create.in_flight_at_exit <= 1);
@@ -197,9 +197,9 @@ TEST_CASE("program: a RELEASE does not make its sender wait; a 13th in flight bl
         "tasks": [{"name": "app", "role": "requester", "program": [{"loop": 40, "do": [
             {"run": "1us"}, {"fuse": "release"}, {"op": 0}]}]}]})";
     const Run cut = run(scenario("kvm-2vcpu", w), 600 * kNsPerUs);
-    CHECK(cut.stats.background == cut.stats.sent);
-    CHECK(cut.in_flight_at_exit <= kFuseBgSlots);
-    CHECK(cut.in_flight_at_exit >= kFuseBgSlots - 1);  // the limit is what holds the requester back
+    CHECK(cut.stats.bg_sent == cut.stats.sent);
+    CHECK(cut.in_flight_at_exit <= kFuseOrphanSlots);
+    CHECK(cut.in_flight_at_exit >= kFuseOrphanSlots - 1);  // the limit is what holds the requester back
     CHECK(cut.ops < 40);
     const Run all = run(scenario("kvm-2vcpu", w));
     CHECK(all.all_exited);

@@ -42,6 +42,9 @@ struct FuseRun {
     uint64_t ops = 0;
     bool all_exited = false;
     uint64_t in_flight = 0;
+    uint64_t fio_migrations = 0;  // of the fio jobs only
+    int num_background = 0, active_background = 0;  // at the end
+    Time sim_ns = 0;
     int workers = 0;  // /dev/fuse: libfuse's numworker at the end
 };
 
@@ -64,7 +67,11 @@ FuseRun run_fuse(const json& d, Time limit = 0) {
     sched.check_invariants();
     const FuseConn* conn = driver.fuse_conn(0);
     REQUIRE(conn != nullptr);
-    return {conn->stats(), ctl.ops(), driver.all_exited(), conn->in_flight(), conn->workers()};
+    uint64_t migrations = 0;
+    for (int t = 0; t < sched.nr_tasks(); ++t)
+        if (sched.task(t).comm.rfind("fio-", 0) == 0) migrations += sched.task(t).nr_migrations;
+    return {conn->stats(),  ctl.ops(),       driver.all_exited(),        conn->in_flight(),
+            migrations,     conn->num_background(), conn->active_background(), engine.now(), conn->workers()};
 }
 
 int64_t n(const Outcome& o, Metric m) { return o.m.integer(m); }
@@ -247,9 +254,15 @@ TEST_CASE("fio: engines and options not modelled are one-line errors", "[fuse][i
         }
         return std::string("no error");
     };
-    CHECK_THAT(error(R"(, "ioengine": "libaio")"),
-               Catch::Contains("/workload/ioengine") && Catch::Contains("is not modelled yet"));
-    CHECK_THAT(error(R"(, "iodepth": 4)"), Catch::Contains("/workload/iodepth"));
+    CHECK_THAT(error(R"(, "ioengine": "posixaio")"), Catch::Contains("/workload/ioengine"));
+    CHECK_THAT(error(R"(, "iodepth": 4)"),
+               Catch::Contains("/workload/iodepth") && Catch::Contains("with ioengine \"psync\""));
+    CHECK_THAT(error(R"(, "ioengine": "io_uring", "iodepth": 0)"), Catch::Contains("/workload/iodepth"));
+    CHECK_THAT(error(R"(, "direct": 0)"),
+               Catch::Contains("/workload/direct") && Catch::Contains("only O_DIRECT"));
+    CHECK_THAT(error(R"(, "ioengine": "io_uring", "iodepth": 4096, "numjobs": 8)"),
+               Catch::Contains("numjobs x iodepth at most 16384"));
+    CHECK(error(R"(, "ioengine": "libaio", "iodepth": 64)") == "no error");
     CHECK_THAT(error(R"(, "nr_queues": 2)"), Catch::Contains("with transport \"dev\""));
     CHECK_THAT(error(R"(, "transport": "io_uring", "nr_queues": 2, "queue_cpus": "0,8")"),
                Catch::Contains("not both"));
@@ -257,8 +270,7 @@ TEST_CASE("fio: engines and options not modelled are one-line errors", "[fuse][i
     CHECK_THAT(error(R"(, "max_threads": 0)"), Catch::Contains("/workload/max_threads"));
     CHECK_THAT(error(R"(, "max_idle_threads": -2)"), Catch::Contains("/workload/max_idle_threads"));
     CHECK_THAT(error(R"(, "teardown_watchdog": "yes")"), Catch::Contains("/workload/teardown_watchdog"));
-    CHECK_THAT(error(R"(, "uring_iowait": false)"),
-               Catch::Contains("/workload/uring_iowait") && Catch::Contains("only with transport"));
+    CHECK_THAT(error(R"(, "uring_iowait": 0)"), Catch::Contains("/workload/uring_iowait"));
     CHECK_THAT(error(R"(, "spawn_cost": "5 parsecs")"), Catch::Contains("/workload/spawn_cost"));
 }
 
@@ -288,4 +300,168 @@ TEST_CASE("Per task class: the application's and the daemon's migrations, CPU ti
     const Outcome far = simulate(fio_doc("xeon-2s-16c32t", R"(, "transport": "io_uring", "cpus": "9-15")"));
     CHECK(share(far, Metric::requester_time_by_node, "node1") == Approx(1.0));
     CHECK(share(far, Metric::server_time_by_node, "node1") > 0.95);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Background (asynchronous) requests: fio's io_uring and libaio engines with iodepth.
+
+namespace {
+
+// fio with an async engine on the Xeon; `governor` "performance" takes schedutil's ramp out of
+// short runs (the shipped scenario runs long enough for schedutil to settle).
+json bg_doc(const std::string& extra, const std::string& policy = "plain", const std::string& governor = "performance",
+            int ios = 4000) {
+    return doc(R"({"name": "fuse-bg", "description": "d",
+                   "machine": {"preset": "xeon-2s-16c32t", "profile": {"base": "xeon-2s-16c32t", "governor": ")" +
+               governor + R"("}},
+                   "workload": {"kind": "fio", "number_ios": )" + std::to_string(ios) +
+               R"(, "ioengine": "io_uring", "iodepth": 4)" + extra + R"(},
+                   "policies": [")" + policy + R"("], "run": {"seeds": [1]}, "cases": [{"name": "c"}]})");
+}
+
+}  // namespace
+
+TEST_CASE("async fio over FUSE: every background request is completed or still in flight", "[fuse][bg][invariant]") {
+    for (const char* transport : {"dev", "io_uring"})
+        for (const char* engine : {"io_uring", "libaio"}) {
+            INFO(transport << " " << engine);
+            const std::string t = std::string(R"(, "numjobs": 2, "iodepth": 8, "transport": ")") + transport +
+                                  R"(", "ioengine": ")" + engine + "\"";
+            const FuseRun done = run_fuse(bg_doc(t, "plain", "schedutil", 2000));
+            CHECK(done.all_exited);
+            CHECK(done.stats.sent == 4000);
+            CHECK(done.stats.bg_sent == 4000);
+            CHECK(done.stats.completed == 4000);
+            CHECK(done.ops == 4000);
+            CHECK(done.in_flight == 0);
+            CHECK(done.num_background == 0);
+            CHECK(done.active_background == 0);
+            // Stopped mid-run: each job has at most its iodepth in flight, every one counted once.
+            const FuseRun cut = run_fuse(bg_doc(t, "plain", "schedutil", 2000), 2 * kNsPerMs);
+            CHECK_FALSE(cut.all_exited);
+            CHECK(cut.stats.sent == cut.stats.completed + cut.in_flight);
+            CHECK(cut.in_flight <= 2 * 8);
+            CHECK(static_cast<uint64_t>(cut.num_background) == cut.in_flight);
+            CHECK(cut.ops <= cut.stats.completed);
+            CHECK(cut.stats.completed - cut.ops <= 2 * 8);  // completed, not yet reaped by fio
+        }
+}
+
+TEST_CASE("/dev/fuse: background requests never exceed max_background; the next submitter sleeps on "
+          "blocked_waitq", "[fuse][bg][dev]") {
+    // Two jobs x iodepth 16 want 32 requests in flight; the connection admits 12.
+    const FuseRun r = run_fuse(bg_doc(R"(, "transport": "dev", "numjobs": 2, "iodepth": 16, "threads": 4)"));
+    CHECK(r.all_exited);
+    CHECK(r.stats.completed == 8000);
+    CHECK(r.stats.max_num_background == 12);  // reached, never exceeded
+    CHECK(r.stats.max_active_background <= 12);
+    CHECK(r.stats.blocked_waits > 100);
+    CHECK(r.stats.congested > 0);  // num_background >= congestion_threshold (9) at queueing
+    // A lower limit from the server's INIT reply holds the same way.
+    const FuseRun four =
+        run_fuse(bg_doc(R"(, "transport": "dev", "numjobs": 2, "iodepth": 16, "max_background": 4)"));
+    CHECK(four.stats.max_num_background == 4);
+    CHECK(four.stats.max_active_background <= 4);
+    CHECK(four.stats.completed == 8000);
+    // Under the limit nothing blocks: one job at iodepth 4.
+    const FuseRun under = run_fuse(bg_doc(R"(, "transport": "dev")"));
+    CHECK(under.stats.max_num_background == 4);
+    CHECK(under.stats.blocked_waits == 0);
+    CHECK(under.stats.congested == 0);
+}
+
+TEST_CASE("io-uring: fc->blocked throttles background submitters too; each queue admits its own", "[fuse][bg][uring]") {
+    const FuseRun r = run_fuse(bg_doc(R"(, "transport": "io_uring", "iodepth": 32, "cpus": "2")"));
+    CHECK(r.stats.completed == 4000);
+    CHECK(r.stats.max_num_background == 12);
+    CHECK(r.stats.max_active_background <= 12);
+    CHECK(r.stats.blocked_waits > 0);
+    CHECK(r.stats.per_queue[2] == 4000);  // pinned fio: every request on its CPU's queue (mainline)
+    CHECK(r.stats.bg_own_cpu_queue == 4000);
+}
+
+TEST_CASE("async fio with iodepth 1: one background request at a time, one wait per I/O", "[fuse][bg]") {
+    for (const char* transport : {"dev", "io_uring"}) {
+        INFO(transport);
+        const FuseRun r = run_fuse(bg_doc(std::string(R"(, "iodepth": 1, "transport": ")") + transport + "\""));
+        CHECK(r.all_exited);
+        CHECK(r.stats.completed == 4000);
+        CHECK(r.ops == 4000);
+        CHECK(r.stats.max_num_background == 1);
+        // The reply always comes after fio sleeps in its wait: every I/O is one wait and one wake.
+        CHECK(r.stats.aio_waits == 4000);
+        CHECK(r.stats.aio_wakes == 4000);
+    }
+}
+
+TEST_CASE("io-uring background requests on fio's own CPU: the ring thread competes with fio and fio "
+          "migrates; cpu++ keeps fio in place and reads faster", "[fuse][bg][uring][fuse_bg_next_cpu]") {
+    const std::string uring = R"(, "transport": "io_uring")";
+    const FuseRun plain = run_fuse(bg_doc(uring));
+    const FuseRun next = run_fuse(bg_doc(uring, "fuse_bg_next_cpu"));
+    // Mainline: every background request goes to the queue of the CPU fio runs on, whose pinned
+    // ring thread then runs there; a completion wake finds that CPU busy and moves fio.
+    CHECK(plain.stats.bg_own_cpu_queue == plain.stats.bg_sent);
+    CHECK(plain.fio_migrations > 100);
+    CHECK(plain.stats.queue_changes > 100);
+    // cpu++: the next core's ring thread serves while fio submits; fio's CPU is idle at each
+    // completion wake, so it stays.
+    CHECK(next.stats.bg_own_cpu_queue == 0);
+    CHECK(next.fio_migrations <= 2);
+    CHECK(next.stats.queue_changes <= 2);
+    CHECK(next.stats.ring_off_cpu == 0);
+    CHECK(next.sim_ns < plain.sim_ns);
+    const Outcome op = simulate(bg_doc(uring));
+    const Outcome on = simulate(bg_doc(uring, "fuse_bg_next_cpu"));
+    CHECK(on.m.get(Metric::mib_per_sec) > 1.2 * op.m.get(Metric::mib_per_sec));
+    CHECK(n(on, Metric::migrations) < n(op, Metric::migrations) / 10);
+}
+
+TEST_CASE("queue policies choose only background io-uring queues", "[fuse][bg][policies]") {
+    // psync over io-uring sends only foreground requests: cpu++ changes nothing.
+    const Outcome plain = simulate(fio_doc("xeon-2s-16c32t", R"(, "transport": "io_uring")"));
+    const Outcome next = simulate(fio_doc("xeon-2s-16c32t", R"(, "transport": "io_uring")", "fuse_bg_next_cpu"));
+    CHECK(plain.m == next.m);
+    // /dev/fuse has no queues to choose: identical runs.
+    const Outcome dev = simulate(bg_doc(R"(, "transport": "dev")"));
+    const Outcome dev_next = simulate(bg_doc(R"(, "transport": "dev")", "fuse_bg_next_cpu"));
+    CHECK(dev.m == dev_next.m);
+    // fio pinned to CPU 7 (node 0: CPUs 0-7, 16-23): cpu++ uses queue 8 (node 1), the NUMA-local
+    // rule the node's next queue, rank (7 + 1) mod 16 = CPU 16; random spreads over many queues.
+    const std::string pin7 = R"(, "transport": "io_uring", "cpus": "7")";
+    CHECK(run_fuse(bg_doc(pin7, "fuse_bg_next_cpu")).stats.per_queue[8] == 4000);
+    CHECK(run_fuse(bg_doc(pin7, "fuse_bg_numa")).stats.per_queue[16] == 4000);
+    const FuseRun rnd = run_fuse(bg_doc(pin7, "fuse_bg_random"));
+    int used = 0;
+    for (uint64_t q : rnd.stats.per_queue) used += q > 0;
+    CHECK(used > 20);
+    // Same seed, same random choices.
+    CHECK(run_fuse(bg_doc(pin7, "fuse_bg_random")).stats.per_queue == rnd.stats.per_queue);
+}
+
+TEST_CASE("fuse_bg_retries: the next queue while it holds at most 3 requests, then its neighbours",
+          "[fuse][bg][policies]") {
+    // iodepth 4 from CPU 2: queue 3 never holds more than 4; with 8 in flight the walk spills to 4, 5.
+    const std::string pin2 = R"(, "transport": "io_uring", "cpus": "2")";
+    const FuseRun four = run_fuse(bg_doc(pin2, "fuse_bg_retries"));
+    CHECK(four.stats.per_queue[3] > 3000);
+    CHECK(four.stats.per_queue[2] == 0);
+    const FuseRun eight = run_fuse(bg_doc(pin2 + R"(, "iodepth": 16)", "fuse_bg_retries"));
+    CHECK(eight.stats.per_queue[3] > 0);
+    CHECK(eight.stats.per_queue[4] > 0);
+    CHECK(eight.stats.per_queue[5] > 0);
+}
+
+TEST_CASE("FUSE background wake sites: sync hints stay off, fuse_wake_same_cpu stays foreground-only",
+          "[fuse][bg][policies]") {
+    const PolicyRun same = make_policy("fuse_wake_same_cpu").instantiate();
+    const PolicyRun sync = make_policy("fuse_sync_request").instantiate();
+    const PolicyRun wf_sync = make_policy("wf_sync").instantiate();
+    CHECK(sync.site_flags(fuse_queue_request_site(true)) == 0);  // no FR_SYNC_WAKEUP on background requests
+    CHECK(wf_sync.site_flags(fuse_queue_request_site(true)) == 0);  // the submitter goes on submitting
+    CHECK(wf_sync.site_flags(fuse_uring_dispatch_site(true)) == 0);
+    CHECK(same.site_flags(fuse_aio_complete_site(AioEngine::io_uring, true)) == 0);
+    CHECK(same.site_flags(fuse_bg_unblock_site(true)) == 0);
+    CHECK(fuse_aio_complete_site(AioEngine::io_uring, true).iowait);
+    CHECK_FALSE(fuse_aio_complete_site(AioEngine::libaio, true).iowait);
 }

@@ -1,7 +1,10 @@
-// fio reading through a FUSE filesystem served by libfuse's passthrough_hp (--nopassthrough, on
-// tmpfs): every read is one synchronous FUSE READ request over /dev/fuse or fuse-over-io-uring
-// (workloads/fuse/). As in the "fuse: Wake requests on the same cpu" thread (Schubert, Oct 2025):
-// fio --rw=randread --bs=4k --ioengine=psync --iodepth=1 --direct=1.
+// fio reading or writing through a FUSE filesystem served by libfuse's passthrough_hp
+// (--nopassthrough, on tmpfs): every I/O is one FUSE READ or WRITE request over /dev/fuse or
+// fuse-over-io-uring (workloads/fuse/). psync sends synchronous (foreground) requests, as in the
+// "fuse: Wake requests on the same cpu" thread (Schubert, Oct 2025): fio --rw=randread --bs=4k
+// --ioengine=psync --iodepth=1 --direct=1; io_uring and libaio send asynchronous direct I/O, which
+// FUSE turns into background requests, as in "fuse: {io-uring} Queue background requests on a
+// different core" (Schubert, 2025-2026): --ioengine=io_uring --iodepth=4.
 #include <memory>
 #include <string>
 
@@ -16,19 +19,28 @@ namespace {
 const ParamTable& fio_params() {
     static const ParamTable t = [] {
         ParamTable own = {
-            {.name = "rw", .type = ParamType::choice, .default_value = "randread", .choices = {"randread", "read"},
-             .help = "`--rw`. Both are 4 KiB-page direct reads of a file in the page cache of the server's tmpfs, "
-                     "so they cost the same here"},
+            {.name = "rw", .type = ParamType::choice, .default_value = "randread",
+             .choices = {"randread", "read", "randwrite", "write"},
+             .help = "`--rw`. Direct reads (READ requests: the data is copied from the server's tmpfs to the app's "
+                     "pages) or writes (WRITE requests: the data is copied the other way, from the app's pages into "
+                     "the request and by pwrite into tmpfs); random and sequential cost the same here"},
             {.name = "bs", .type = ParamType::size, .default_value = "4KiB", .min = 512, .max = 1 << 20,
-             .help = "`--bs`: bytes per read, one FUSE READ request each (an op carries bs bytes)"},
+             .help = "`--bs`: bytes per I/O, one FUSE READ or WRITE request each (an op carries bs bytes)"},
             {.name = "numjobs", .type = ParamType::integer, .default_value = "1", .min = 1, .max = 1024,
-             .help = "`--numjobs`: reading tasks `fio-0`, `fio-1`, ..."},
+             .help = "`--numjobs`: tasks `fio-0`, `fio-1`, ..."},
             {.name = "number_ios", .type = ParamType::integer, .default_value = "10000", .min = 1, .max = kMaxLoops,
-             .help = "`--number_ios`: reads per job; the workload performs numjobs x number_ios ops"},
-            {.name = "ioengine", .type = ParamType::text, .default_value = "psync",
-             .help = "`--ioengine`: only `psync` (synchronous pread, one foreground request at a time) is modelled"},
+             .help = "`--number_ios`: I/Os per job; the workload performs numjobs x number_ios ops"},
+            {.name = "ioengine", .type = ParamType::choice, .default_value = "psync",
+             .choices = {"psync", "io_uring", "libaio"},
+             .help = "`--ioengine`: `psync` (pread/pwrite: one synchronous foreground request at a time), or "
+                     "`io_uring` / `libaio`: asynchronous direct I/O, one FUSE background request per I/O "
+                     "(fuse_direct_IO with async_dio); the job submits up to `iodepth` in one call "
+                     "(io_uring_enter / io_submit), then waits for at least one completion (io_uring_enter "
+                     "min_complete=1 / io_getevents min_nr=1) and reaps all there are"},
             {.name = "iodepth", .type = ParamType::integer, .default_value = "1", .min = 1, .max = 4096,
-             .help = "`--iodepth`: 1 with psync"},
+             .help = "`--iodepth`: I/Os in flight per job; 1 with psync. numjobs x iodepth at most 16384"},
+            {.name = "direct", .type = ParamType::integer, .default_value = "1", .min = 0, .max = 1,
+             .help = "`--direct`: only 1 (O_DIRECT; passthrough_hp answers with FOPEN_DIRECT_IO) is modelled"},
             {.name = "cpus", .type = ParamType::cpulist,
              .help = "`--cpus_allowed` of every job. The first CPU is also the parent CPU the tasks are forked from "
                      "(default 0)",
@@ -37,11 +49,23 @@ const ParamTable& fio_params() {
              .choices = {"shared", "split"},
              .help = "`--cpus_allowed_policy`: every job may use all of `cpus`, or job j is pinned to the j-th CPU "
                      "of `cpus` (wrapping around)"},
+            {.name = "aio_submit_call", .type = ParamType::duration, .default_value = "600ns", .min = 0,
+             .max = kMaxTime,
+             .help = "`io_uring`/`libaio`: one submit call (io_uring_enter with to_submit / io_submit): fio's "
+                     "commit, syscall entry and exit, SQE or iocb handling; each request's own path is "
+                     "`app_submit` (estimate)"},
+            {.name = "aio_wait_call", .type = ParamType::duration, .default_value = "400ns", .min = 0,
+             .max = kMaxTime,
+             .help = "`io_uring`/`libaio`: one wait call (io_uring_enter GETEVENTS / io_getevents): syscall entry "
+                     "and exit and fio's event loop (estimate)"},
+            {.name = "aio_reap", .type = ParamType::duration, .default_value = "300ns", .min = 0, .max = kMaxTime,
+             .help = "`io_uring`/`libaio`: per completion reaped: the completion's task work or event copy and "
+                     "fio's io_u accounting (estimate)"},
             {.name = "footprint", .type = ParamType::size, .default_value = "16KiB", .min = 0, .max = 1LL << 30,
-             .help = "each fio job's working set, refilled after it runs elsewhere (as for `pipe`); each request's "
-                     "256 B are shared with the server"},
+             .help = "each fio job's working set, refilled after it runs elsewhere (as for `pipe`); each "
+                     "request's 256 B are shared with the server"},
         };
-        // The FUSE connection: transport, libfuse's pool, queues and per-request costs.
+        // The FUSE connection: transport, libfuse's pool, queues, background limits and costs.
         const ParamTable& conn = fuse_conn_params();
         own.insert(own.end(), conn.begin(), conn.end());
         return own;
@@ -50,7 +74,8 @@ const ParamTable& fio_params() {
 }
 
 struct FioSpec {
-    int64_t bs = 0, numjobs = 0, number_ios = 0;
+    int64_t bs = 0, numjobs = 0, number_ios = 0, iodepth = 1;
+    bool async = false, write = false;
     bool split = false;
     CpuSet cpus;  // empty: every CPU
     FuseConnSpec conn;
@@ -60,22 +85,33 @@ struct FioSpec {
 FioSpec read_fio(const WorkloadInput& in) {
     const ParamValues& p = in.params;
     FioSpec s;
-    const std::string& engine = p.text("ioengine");
-    if (engine != "psync")
-        in.json.at("ioengine").fail("expected \"psync\": ioengine \"" + engine +
-                                    "\" (asynchronous FUSE requests) is not modelled yet");
-    if (p.integer("iodepth") != 1)
-        in.json.at("iodepth").fail("expected 1: psync has one request in flight per job (deeper queues need an "
-                                   "asynchronous engine, not modelled yet)");
+    const std::string& engine = p.choice("ioengine");
+    s.async = engine != "psync";
+    s.iodepth = p.integer("iodepth");
+    if (!s.async && s.iodepth != 1)
+        in.json.at("iodepth").fail("expected 1 with ioengine \"psync\": one synchronous request in flight per job "
+                                   "(deeper queues need ioengine \"io_uring\" or \"libaio\")");
+    if (p.integer("direct") != 1)
+        in.json.at("direct").fail("expected 1: only O_DIRECT I/O is modelled (buffered I/O goes through the page "
+                                  "cache, with readahead and writeback, which are not modelled)");
+    s.write = p.choice("rw") == "randwrite" || p.choice("rw") == "write";
     s.bs = p.size_bytes("bs");
     s.numjobs = p.integer("numjobs");
     s.number_ios = p.integer("number_ios");
     if (s.numjobs * s.number_ios > kMaxLoops)
         in.json.at("number_ios").fail("expected numjobs x number_ios at most 1000000000");
+    if (s.numjobs * s.iodepth > 16384) in.json.at("iodepth").fail("expected numjobs x iodepth at most 16384");
     s.cpus = read_cpus(in.json, p, "cpus", in.topo);
     s.split = p.choice("cpus_allowed_policy") == "split";
     s.footprint_kib = p.size_bytes("footprint") / 1024;
     s.conn = read_fuse_conn(in.json, p, in.topo);
+    // fio's engine decides how a background request's submitter waits, and what each call costs.
+    FuseConnDef d = *s.conn.def;
+    d.engine = engine == "libaio" ? AioEngine::libaio : AioEngine::io_uring;
+    d.costs.aio_submit_call = p.duration_ns("aio_submit_call");
+    d.costs.aio_wait_call = p.duration_ns("aio_wait_call");
+    d.costs.aio_reap = p.duration_ns("aio_reap");
+    s.conn.def = std::make_shared<const FuseConnDef>(std::move(d));
     return s;
 }
 
@@ -83,7 +119,7 @@ FioSpec read_fio(const WorkloadInput& in) {
 WorkloadBuild build_fio(const FioSpec& s) {
     WorkloadBuild b;
     b.kind = "fio";
-    b.op_name = "read";
+    b.op_name = s.write ? "write" : "read";
     const bool uring = s.conn.def->transport == FuseTransport::uring;
     Channel conn{"fuse", 0, fuse_request_end_site(uring), fuse_queue_request_site(), 0};
     conn.fuse = s.conn.def;
@@ -91,8 +127,13 @@ WorkloadBuild build_fio(const FioSpec& s) {
     add_fuse_servers(b, 0, s.conn, "fuse");
     std::vector<int> cpu_list;
     s.cpus.for_each([&](int c) { cpu_list.push_back(c); });
-    // One pread of bs bytes: a READ whose reply carries them (two copies of the data).
-    const Op read{Op::fuse_request, s.conn.ops.work(FuseOp::read, s.bs), 0, 0, static_cast<int32_t>(FuseOp::read), 0};
+    // One I/O of bs bytes: a READ whose reply carries them, or a WRITE whose request does (two
+    // copies of the data either way).
+    const FuseOp fop = s.write ? FuseOp::write : FuseOp::read;
+    const int64_t work = s.conn.ops.work(fop, s.bs);
+    const Op sync_io{Op::fuse_request, work, 0, 0, static_cast<int32_t>(fop), 0};
+    Op async_io{Op::fuse_aio, s.number_ios, work, 0, static_cast<int32_t>(s.iodepth), static_cast<uint32_t>(s.bs)};
+    async_io.sub = static_cast<uint8_t>(fop);
     for (int64_t j = 0; j < s.numjobs; ++j) {
         ProgramTask t;
         t.spec.comm = "fio-" + std::to_string(j);
@@ -104,8 +145,11 @@ WorkloadBuild build_fio(const FioSpec& s) {
         t.spec.role = TaskRole::requester;
         t.spec.pair_id = 1;
         t.spec.footprint_kib = s.footprint_kib;
-        t.code = {Op{Op::loop_begin, 0, 0, static_cast<int32_t>(s.number_ios), 0, 0}, read,
-                  Op{Op::count_op, 0, 0, 0, 0, static_cast<uint32_t>(s.bs)}, Op{Op::loop_end}};
+        if (s.async)
+            t.code = {async_io};
+        else
+            t.code = {Op{Op::loop_begin, 0, 0, static_cast<int32_t>(s.number_ios), 0, 0}, sync_io,
+                      Op{Op::count_op, 0, 0, 0, 0, static_cast<uint32_t>(s.bs)}, Op{Op::loop_end}};
         b.tasks.push_back(std::move(t));
     }
     b.parent_cpu = s.cpus.empty() ? 0 : s.cpus.first();
@@ -120,7 +164,8 @@ WorkloadBuild make_fio(const WorkloadInput& in) { return build_fio(read_fio(in))
 const WorkloadKind& fio_workload() {
     static const WorkloadKind k{
         .kind = "fio",
-        .description = "fio psync reads through FUSE (passthrough_hp on tmpfs): /dev/fuse or fuse-over-io-uring",
+        .description = "fio direct reads or writes through FUSE (passthrough_hp on tmpfs), psync or async (io_uring, "
+                       "libaio): /dev/fuse or fuse-over-io-uring",
         .params = fio_params(),
         .keys = {},
         .sections = {},

@@ -1,19 +1,27 @@
 #include "workloads/fuse/fuse_conn.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace wakesim {
 
-WakeSite fuse_queue_request_site() {
-    WakeSite s{"fuse_dev_queue_req", 0, true, SiteRole::request};
+WakeSite fuse_queue_request_site(bool background) {
+    // A background request reaches fiq->pending from flush_bg_queue; its submitter goes on.
+    WakeSite s{background ? "flush_bg_queue" : "fuse_dev_queue_req", 0, !background, SiteRole::request};
     s.fuse = FuseSite::queue_request;
+    s.fr_background = background;
     return s;
 }
 
-WakeSite fuse_uring_dispatch_site(bool iowait) {
-    WakeSite s{"fuse_uring_dispatch_ent", 0, true, SiteRole::request};
+// fuse_queue_forget -> fuse_dev_queue_forget: the evicting task goes on; not a site the FUSE
+// policies change.
+WakeSite fuse_forget_site() { return WakeSite{"fuse_dev_queue_forget", 0, false, SiteRole::request}; }
+
+WakeSite fuse_uring_dispatch_site(bool background, bool iowait) {
+    WakeSite s{background ? "fuse_uring_queue_bq_req" : "fuse_uring_dispatch_ent", 0, !background, SiteRole::request};
     s.fuse = FuseSite::uring_dispatch;
     s.fr_uring = true;
+    s.fr_background = background;
     // io_cqring_wait_schedule(): a ring thread that sleeps with its FETCH commands in flight
     // (current_pending_io()) sleeps as in_iowait, so its wake-up carries schedutil's iowait boost.
     s.iowait = iowait;
@@ -27,79 +35,139 @@ WakeSite fuse_request_end_site(bool fr_uring) {
     return s;
 }
 
-// The wakers of background requests and FORGETs go on running: not sync_capable, and not the
-// sites the FUSE policies change.
-WakeSite fuse_background_site(std::string name, bool fr_uring) {
-    WakeSite s{std::move(name), 0, false, SiteRole::request};
+// fuse_request_end, background branch: wake_up(&fc->blocked_waitq); the completer goes on.
+WakeSite fuse_bg_unblock_site(bool fr_uring) {
+    WakeSite s{"blocked_waitq", 0, false, SiteRole::generic};
+    s.fuse = FuseSite::bg_unblock;
     s.fr_uring = fr_uring;
+    s.fr_background = true;
     return s;
 }
 
-FuseConn::FuseConn(std::shared_ptr<const FuseConnDef> def, size_t nr_tasks, int shared_key_base)
+// The async DIO end callback (fuse_aio_complete_req -> fuse_aio_complete -> ki_complete). io_uring:
+// io_complete_rw queues task work on the submitter (TWA_SIGNAL wakes it in io_cqring_wait, which
+// counts as iowait while requests are in flight, Linux 6.5+); libaio: aio_complete ->
+// wake_up(&ctx->wait) in read_events (not iowait). The completer may have more requests to serve,
+// so no sync promise.
+WakeSite fuse_aio_complete_site(AioEngine engine, bool fr_uring, bool iowait) {
+    const bool uring = engine == AioEngine::io_uring;
+    WakeSite s{uring ? "io_req_task_work_add" : "aio_complete", 0, false, SiteRole::reply};
+    s.iowait = uring && iowait;
+    s.fuse = FuseSite::aio_complete;
+    s.fr_uring = fr_uring;
+    s.fr_background = true;
+    return s;
+}
+
+FuseConn::FuseConn(std::shared_ptr<const FuseConnDef> def, const std::vector<int>& depth, int shared_key_base)
     : def_(std::move(def)),
       shared_key_base_(shared_key_base),
-      reqs_(nr_tasks + kFuseBgSlots),
-      serving_(nr_tasks, -1),
-      queue_site_(fuse_queue_request_site()),
-      dispatch_site_(fuse_uring_dispatch_site(def_->uring_iowait)),
+      subs_(depth.size()),
+      serving_(depth.size(), -1),
+      queue_site_(fuse_queue_request_site(false)),
+      bg_queue_site_(fuse_queue_request_site(true)),
+      forget_site_(fuse_forget_site()),
+      dispatch_site_(fuse_uring_dispatch_site(false, def_->uring_iowait)),
+      bg_dispatch_site_(fuse_uring_dispatch_site(true, def_->uring_iowait)),
       end_site_(fuse_request_end_site(def_->transport == FuseTransport::uring)),
-      bg_queue_site_(fuse_background_site("fuse_request_queue_background", false)),
-      bg_dispatch_site_(fuse_background_site("fuse_uring_queue_bq_req", true)),
-      forget_site_(fuse_background_site("fuse_dev_queue_forget", false)),
-      bg_unblock_site_{"fuse_request_end_blocked_waitq", 0, false, SiteRole::generic} {
-    const size_t slots = nr_tasks + kFuseBgSlots + 1;
-    fiq_pending_.buf.assign(slots, -1);
-    fiq_waiters_.buf.assign(nr_tasks + 1, -1);
+      unblock_site_(fuse_bg_unblock_site(def_->transport == FuseTransport::uring)),
+      aio_site_(fuse_aio_complete_site(def_->engine, def_->transport == FuseTransport::uring, def_->uring_iowait)) {
+    // Task i's first slot is i (so a synchronous requester's request keeps its shared-data key);
+    // deeper requesters' further slots follow, then the orphan slots.
+    size_t n = depth.size();
+    for (size_t i = 0; i < depth.size(); ++i) n += static_cast<size_t>(std::max(depth[i] - 1, 0));
+    reqs_.resize(n + kFuseOrphanSlots);
+    size_t extra = depth.size();
+    for (size_t i = 0; i < depth.size(); ++i) {
+        Submitter& sub = subs_[i];
+        sub.depth = depth[i];
+        if (sub.depth <= 0) continue;
+        sub.free.buf.assign(static_cast<size_t>(sub.depth) + 1, -1);
+        sub.done.buf.assign(static_cast<size_t>(sub.depth) + 1, -1);
+        sub.free.push(static_cast<int>(i));
+        reqs_[i].owner = static_cast<int>(i);
+        for (int k = 1; k < sub.depth; ++k) {
+            reqs_[extra].owner = static_cast<int>(i);
+            sub.free.push(static_cast<int>(extra++));
+        }
+    }
+    orphan_free_.buf.assign(kFuseOrphanSlots + 1, -1);
+    for (int k = 0; k < kFuseOrphanSlots; ++k) orphan_free_.push(static_cast<int>(n) + k);
+    const size_t all = reqs_.size() + 1;
+    fiq_pending_.buf.assign(all, -1);
+    fiq_waiters_.buf.assign(depth.size() + 1, -1);
+    bg_queue_.buf.assign(all, -1);
+    blocked_waiters_.buf.assign(depth.size() + 1, -1);
     rings_.resize(def_->queue_cpu.size());
-    for (Ring& r : rings_) r.pending.buf.assign(slots, -1);
+    for (Ring& r : rings_) {
+        r.pending.buf.assign(all, -1);
+        r.bg_pending.buf.assign(all, -1);
+    }
+    nr_reqs_.assign(def_->queue_cpu.size(), 0);
     stats_.per_queue.assign(def_->queue_cpu.size(), 0);
-    bg_free_.buf.assign(kFuseBgSlots, -1);
-    for (int i = 0; i < kFuseBgSlots; ++i) bg_free_.push(static_cast<int>(nr_tasks) + i);
-    bg_blocked_.buf.assign(nr_tasks + 1, -1);
+}
+
+void FuseConn::attach(CpuExec& s, uint64_t seed) {
+    s_ = &s;
+    rng_ = RngStream(seed, "fuse.queue");
 }
 
 int64_t FuseConn::touch(int r) {
     return s_->hardware().touch_shared(shared_key_base_ + r, def_->costs.shared_bytes, s_->driving_cpu());
 }
 
+// fuse_uring_task_to_queue: the queue of the CPU the requester runs on now; a policy may choose
+// another one for a background request.
+int FuseConn::queue_for(Submitter& sub, bool background) {
+    const int cpu = s_->driving_cpu();
+    int q = def_->queue_of_cpu[static_cast<size_t>(cpu)];
+    if (background) {
+        const Scheduler& sched = s_->sched();
+        q = sched.policy().fuse_bg_queue(
+            FuseQueueCtx{sched, *s_->driving_task(), cpu, q, def_->queue_cpu, nr_reqs_, rng_});
+        if (def_->queue_cpu[static_cast<size_t>(q)] == cpu) ++stats_.bg_own_cpu_queue;
+    }
+    if (sub.last_queue >= 0 && sub.last_queue != q) ++stats_.queue_changes;
+    sub.last_queue = q;
+    ++stats_.per_queue[static_cast<size_t>(q)];
+    ++nr_reqs_[static_cast<size_t>(q)];
+    return q;
+}
+
+// fuse_dev_wake_and_unlock: wake_up() walks fiq->waitq: every non-exclusive waiter (a poll on the
+// device fd sits at the head), then one exclusive waiter, the worker that has waited longest.
+void FuseConn::wake_fiq(const WakeSite& site) {
+    if (watchdog_task_ >= 0) {
+        ++stats_.watchdog_wakes;
+        s_->wake(std::exchange(watchdog_task_, -1), site);
+    }
+    if (!fiq_waiters_.empty()) {
+        ++stats_.worker_wakes;
+        s_->wake(fiq_waiters_.pop(), site);
+    }
+}
+
 // fuse_dev_queue_req (/dev/fuse) or fuse_uring_queue_fuse_req (io-uring), from the requester.
-// A background request (r >= the requesters) goes the same way from fuse_request_queue_background
-// (flush_bg_queue) or fuse_uring_queue_bq_req, with sites whose waker goes on running.
-void FuseConn::send(int self) {
-    Req& r = reqs_[static_cast<size_t>(self)];
-    const bool bg = r.owner_task < 0;
+void FuseConn::send(int self, int slot) {
+    Req& r = reqs_[static_cast<size_t>(slot)];
     r.finished = false;
+    r.background = false;
     ++stats_.sent;
     if (def_->transport == FuseTransport::dev) {
-        fiq_pending_.push(self);
-        // fuse_dev_wake_and_unlock: wake_up() walks fiq->waitq: every non-exclusive waiter (a
-        // poll on the device fd sits at the head), then one exclusive waiter, the longest waiting.
-        if (watchdog_task_ >= 0) {
-            ++stats_.watchdog_wakes;
-            s_->wake(std::exchange(watchdog_task_, -1), queue_site_);
-        }
-        if (!fiq_waiters_.empty()) {
-            ++stats_.worker_wakes;
-            s_->wake(fiq_waiters_.pop(), bg ? bg_queue_site_ : queue_site_);
-        }
+        fiq_pending_.push(slot);
+        wake_fiq(queue_site_);
         return;
     }
-    // fuse_uring_task_to_queue: the queue of the CPU the requester runs on now.
-    const int q = def_->queue_of_cpu[static_cast<size_t>(s_->driving_cpu())];
-    if (!bg) {
-        if (r.last_queue >= 0 && r.last_queue != q) ++stats_.queue_changes;
-        r.last_queue = q;
-    }
+    const int q = queue_for(subs_[static_cast<size_t>(self)], false);
     r.queue = q;
-    ++stats_.per_queue[static_cast<size_t>(q)];
     Ring& ring = rings_[static_cast<size_t>(q)];
-    ring.pending.push(self);
+    ring.pending.push(slot);
     // io_uring_cmd_complete_in_task (TWA_SIGNAL): wakes the ring thread if it sleeps in its CQ
     // wait; a running ring thread finds the task work before it would sleep.
     if (ring.sleeping) {
         ring.sleeping = false;
         ++stats_.ring_wakes;
-        s_->wake(ring.task_id, bg ? bg_dispatch_site_ : dispatch_site_);
+        s_->wake(ring.task_id, dispatch_site_);
     }
 }
 
@@ -111,76 +179,146 @@ void FuseConn::send_forget(int64_t work) {
     ++stats_.per_op[static_cast<size_t>(FuseOp::forget)];
     ++forgets_pending_;
     forget_work_ += work;
-    if (watchdog_task_ >= 0) {  // the same wake_up of fiq->waitq as for a request
-        ++stats_.watchdog_wakes;
-        s_->wake(std::exchange(watchdog_task_, -1), forget_site_);
-    }
-    if (!fiq_waiters_.empty()) {
-        ++stats_.worker_wakes;
-        s_->wake(fiq_waiters_.pop(), forget_site_);
+    wake_fiq(forget_site_);
+}
+
+// flush_bg_queue: admit background requests to fiq->pending while active_background < max.
+void FuseConn::flush_bg_queue() {
+    while (active_background_ < def_->max_background && !bg_queue_.empty()) {
+        ++active_background_;
+        stats_.max_active_background = std::max(stats_.max_active_background, active_background_);
+        fiq_pending_.push(bg_queue_.pop());
+        // fuse_send_one -> fuse_dev_queue_req: the same wake of fiq->waitq.
+        wake_fiq(bg_queue_site_);
     }
 }
 
-// fuse_request_end, foreground branch: wake_up(&req->waitq).
-void FuseConn::request_end(int r) {
-    Req& q = reqs_[static_cast<size_t>(r)];
-    q.finished = true;
-    ++stats_.completed;
-    if (q.owner_task >= 0) {
-        s_->wake(q.owner_task, end_site_);
+// fuse_uring_flush_bg: admit the queue's background requests while the connection is under
+// max_background, and always one per queue (so no queue waits on another's completion).
+void FuseConn::flush_ring_bg(Ring& ring) {
+    while ((active_background_ < def_->max_background || ring.active_background == 0) && !ring.bg_pending.empty()) {
+        ++active_background_;
+        ++ring.active_background;
+        stats_.max_active_background = std::max(stats_.max_active_background, active_background_);
+        ring.pending.push(ring.bg_pending.pop());
+    }
+}
+
+// fuse_request_queue_background (/dev/fuse) or fuse_uring_queue_bq_req (io-uring).
+void FuseConn::send_background(int self, int slot) {
+    Req& r = reqs_[static_cast<size_t>(slot)];
+    r.finished = false;
+    r.background = true;
+    ++stats_.sent;
+    ++stats_.bg_sent;
+    // Both: num_background++ under bg_lock; reaching max_background sets fc->blocked, so the next
+    // background allocation sleeps in fuse_get_req.
+    if (num_background_ >= def_->congestion_threshold) ++stats_.congested;
+    if (++num_background_ == def_->max_background) blocked_ = true;
+    stats_.max_num_background = std::max(stats_.max_num_background, num_background_);
+    if (def_->transport == FuseTransport::dev) {
+        bg_queue_.push(slot);
+        flush_bg_queue();
         return;
     }
-    // FR_BACKGROUND: nobody waits on req->waitq; a submitter blocked on the limit may go on.
-    bg_free_.push(r);
-    if (!bg_blocked_.empty()) s_->wake(bg_blocked_.pop(), bg_unblock_site_);
+    const int q = queue_for(subs_[static_cast<size_t>(self)], true);
+    r.queue = q;
+    Ring& ring = rings_[static_cast<size_t>(q)];
+    ring.bg_pending.push(slot);
+    flush_ring_bg(ring);
+    // An admitted request bound to an available entry is dispatched (fuse_uring_dispatch_ent).
+    if (!ring.pending.empty() && ring.sleeping) {
+        ring.sleeping = false;
+        ++stats_.ring_wakes;
+        s_->wake(ring.task_id, bg_dispatch_site_);
+    }
+}
+
+// fuse_request_end.
+void FuseConn::request_end(int slot) {
+    Req& q = reqs_[static_cast<size_t>(slot)];
+    q.finished = true;
+    ++stats_.completed;
+    if (def_->transport == FuseTransport::uring) --nr_reqs_[static_cast<size_t>(q.queue)];
+    if (!q.background) {  // foreground branch: wake_up(&req->waitq)
+        s_->wake(subs_[static_cast<size_t>(q.owner)].task_id, end_site_);
+        return;
+    }
+    // Background branch: release the throttle (one exclusive waiter; the woken one re-checks, and
+    // a later completion passes the wake on while the connection is not blocked).
+    const bool wake_blocked = num_background_ == def_->max_background ? (blocked_ = false, true) : !blocked_;
+    if (wake_blocked && !blocked_waiters_.empty()) {
+        Submitter& w = subs_[static_cast<size_t>(blocked_waiters_.pop())];
+        w.throttled = false;
+        s_->wake(w.task_id, unblock_site_);
+    }
+    --num_background_;
+    --active_background_;
+    if (def_->transport == FuseTransport::dev) flush_bg_queue();
+    if (q.owner < 0) {  // a RELEASE: nobody waits for it
+        orphan_free_.push(slot);
+        return;
+    }
+    // args->end = fuse_aio_complete_req -> fuse_aio_complete -> iocb->ki_complete: the completion
+    // lands in the submitter's CQ (aio ring), and wakes it if it waits for one (min_complete = 1).
+    Submitter& sub = subs_[static_cast<size_t>(q.owner)];
+    sub.done.push(slot);
+    if (sub.waiting) {
+        sub.waiting = false;
+        ++stats_.aio_wakes;
+        s_->wake(sub.task_id, aio_site_);
+    }
 }
 
 bool FuseConn::request(int self, int task_id, uint8_t& phase, Action& out, FuseReqArgs args) {
+    enum : uint8_t { start, decide, wait_reply, after_reply, throttled };
     Req& r = reqs_[static_cast<size_t>(self)];
+    Submitter& sub = subs_[static_cast<size_t>(self)];
+    sub.task_id = task_id;
     const int64_t work = args.work >= 0 ? args.work : def_->costs.server_work;
     switch (phase) {
-        case 0:
-            phase = 1;
+        case start:
+            phase = decide;
             if (def_->costs.app_submit > 0) {
                 out = Action::Run(def_->costs.app_submit);
                 return true;
             }
             [[fallthrough]];
-        case 1:
+        case decide:
             if (fuse_op_send(args.op) == FuseSend::forget) {
                 send_forget(work);
-                phase = 0;
+                phase = start;
                 return false;
             }
             if (fuse_op_send(args.op) == FuseSend::background) {
-                if (bg_free_.empty()) {  // fuse_get_req: fc->blocked, sleep on blocked_waitq
-                    bg_blocked_.push(task_id);
+                // fuse_get_req(for_background): sleep exclusively on fc->blocked_waitq while blocked.
+                if (blocked_ || orphan_free_.empty()) {
+                    ++stats_.blocked_waits;
+                    sub.throttled = true;
+                    blocked_waiters_.push(self);
+                    phase = throttled;
                     out = Action::Block();
                     return true;
                 }
-                const int slot = bg_free_.pop();
-                Req& b = reqs_[static_cast<size_t>(slot)];
-                b.owner_task = -1;
-                b.work = work;
-                ++stats_.background;
+                const int slot = orphan_free_.pop();
+                reqs_[static_cast<size_t>(slot)].work = work;
                 ++stats_.per_op[static_cast<size_t>(args.op)];
-                send(slot);
-                phase = 0;
+                send_background(self, slot);
+                phase = start;
                 return false;
             }
-            r.owner_task = task_id;
             r.work = work;
             ++stats_.per_op[static_cast<size_t>(args.op)];
-            send(self);
-            phase = 2;
+            send(self, self);
+            phase = wait_reply;
             out = Action::Block();  // request_wait_answer
             return true;
-        case 2: {
+        case wait_reply: {
             if (!r.finished) {
                 out = Action::Block();
                 return true;
             }
-            phase = 3;
+            phase = after_reply;
             const int64_t after = def_->costs.app_complete + touch(self);
             if (after > 0) {
                 out = Action::Run(after);
@@ -188,9 +326,119 @@ bool FuseConn::request(int self, int task_id, uint8_t& phase, Action& out, FuseR
             }
             [[fallthrough]];
         }
-        default:
-            phase = 0;
+        case after_reply:
+            phase = start;
             return false;
+        default:  // throttled
+            if (sub.throttled) {  // not our wake yet
+                out = Action::Block();
+                return true;
+            }
+            phase = decide;  // re-check fc->blocked
+            return request(self, task_id, phase, out, args);
+    }
+}
+
+// fio's do_io with an async engine: fill the free slots in one submit call (each request goes
+// fuse_direct_IO -> fuse_async_req_send -> fuse_simple_background in the submitter's context),
+// then wait for at least one completion (io_uring_enter min_complete=1 / io_getevents min_nr=1)
+// and reap every completion there is.
+bool FuseConn::aio(int self, int task_id, int64_t ios, FuseReqArgs args, uint8_t& phase, Action& out, int& reaped) {
+    enum : uint8_t { start, queue, send_it, throttled, wait_check, woken, reap_done };
+    const FuseCosts& c = def_->costs;
+    Submitter& sub = subs_[static_cast<size_t>(self)];
+    sub.task_id = task_id;
+    reaped = 0;
+    for (;;) {
+        switch (phase) {
+            case start:
+                if (sub.submitted == ios && sub.reaped == ios) {
+                    sub.submitted = sub.reaped = 0;
+                    return false;
+                }
+                sub.batch = static_cast<int>(std::min<int64_t>(sub.depth - sub.in_flight, ios - sub.submitted));
+                if (sub.batch > 0) {
+                    phase = queue;
+                    out = Action::Run(c.aio_submit_call);
+                    return true;
+                }
+                phase = wait_check;
+                out = Action::Run(c.aio_wait_call);
+                return true;
+            case queue:
+                if (sub.batch == 0) {  // submit call returns; wait for completions
+                    phase = wait_check;
+                    out = Action::Run(c.aio_wait_call);
+                    return true;
+                }
+                phase = send_it;
+                out = Action::Run(c.app_submit);  // io_read -> fuse_direct_IO, up to fuse_simple_background
+                return true;
+            case send_it: {
+                // fuse_get_req(for_background): sleep exclusively on fc->blocked_waitq while blocked.
+                // (The kernel tests fc->blocked a little before num_background++, so racing
+                // submitters can overshoot max_background by a few; here test and queueing are one step.)
+                if (blocked_) {
+                    ++stats_.blocked_waits;
+                    sub.throttled = true;
+                    blocked_waiters_.push(self);
+                    phase = throttled;
+                    out = Action::Block();
+                    return true;
+                }
+                const int slot = sub.free.pop();
+                Req& r = reqs_[static_cast<size_t>(slot)];
+                r.owner = self;
+                r.work = args.work >= 0 ? args.work : c.server_work;
+                ++stats_.per_op[static_cast<size_t>(args.op)];
+                ++sub.in_flight;
+                ++sub.submitted;
+                --sub.batch;
+                send_background(self, slot);
+                phase = queue;
+                break;
+            }
+            case throttled:
+                if (sub.throttled) {  // not our wake yet
+                    out = Action::Block();
+                    return true;
+                }
+                phase = send_it;  // re-check fc->blocked
+                break;
+            case wait_check:
+                if (sub.done.empty()) {
+                    ++stats_.aio_waits;
+                    sub.waiting = true;
+                    phase = woken;
+                    out = Action::Block();
+                    return true;
+                }
+                [[fallthrough]];
+            case woken: {
+                if (sub.done.empty()) {
+                    out = Action::Block();
+                    return true;
+                }
+                int64_t cost = 0;
+                sub.reaping = 0;
+                while (!sub.done.empty()) {
+                    const int slot = sub.done.pop();
+                    cost += c.aio_reap + touch(slot);
+                    sub.free.push(slot);
+                    ++sub.reaping;
+                }
+                sub.in_flight -= sub.reaping;
+                phase = reap_done;
+                out = Action::Run(cost);
+                return true;
+            }
+            default:  // reap_done: the reaped I/Os are done for fio (the caller counts them)
+                reaped = sub.reaping;
+                sub.reaped += sub.reaping;
+                sub.reaping = 0;
+                phase = start;
+                break;
+        }
     }
 }
 
@@ -279,7 +527,13 @@ Action FuseConn::ring_thread(int self, int task_id, int q, uint8_t& phase) {
     int& req = serving_[static_cast<size_t>(self)];
     for (;;) {
         switch (phase) {
-            case 1:  // COMMIT_AND_FETCH: fuse_uring_commit -> fuse_request_end, then the next request
+            case 1:  // COMMIT_AND_FETCH: fuse_uring_commit -> fuse_uring_req_end -> fuse_request_end
+                if (reqs_[static_cast<size_t>(req)].background) {
+                    // fuse_uring_req_end: the queue's background slot is free; admit the next one
+                    // (before fuse_request_end lowers the connection's count, as mainline does).
+                    --ring.active_background;
+                    flush_ring_bg(ring);
+                }
                 request_end(req);
                 req = -1;
                 if (!ring.pending.empty()) {  // fuse_uring_next_fuse_req: fetched inline, no sleep

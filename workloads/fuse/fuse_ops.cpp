@@ -98,9 +98,17 @@ const ParamTable& fuse_conn_params() {
          .help = "`io_uring`: the queues' CPUs (`-o io_uring_q_mask`); not with `nr_queues`. A request submitted "
                  "on a CPU without a queue uses queue (cpu + 1) mod n of the n queues of its node",
          .absent_means = "see `nr_queues`"},
+        {.name = "max_background", .type = ParamType::integer, .default_value = "12", .min = 1, .max = 65535,
+         .help = "the connection's `max_background` (FUSE_DEFAULT_MAX_BACKGROUND 12; the server may raise it in its "
+                 "INIT reply): background requests beyond it wait in fc->bg_queue (/dev/fuse) or the queue's "
+                 "background list (io-uring), and the next background submitter sleeps on fc->blocked_waitq"},
+        {.name = "congestion_threshold", .type = ParamType::integer, .default_value = "9", .min = 1, .max = 65535,
+         .help = "the connection's `congestion_threshold` (default 3/4 of max_background): only counted "
+                 "(it makes readahead and writeback back off, which are not modelled; direct I/O ignores it)"},
         {.name = "uring_iowait", .type = ParamType::boolean, .default_value = "true",
-         .help = "`io_uring`: a ring thread waiting for its next request is in I/O wait, so waking it gives its "
-                 "CPU schedutil's iowait boost (`io_cqring_wait_schedule` with commands in flight: \"io_uring: Use "
+         .help = "a task waiting in io_uring's CQ wait with requests in flight is in I/O wait, so waking it gives its "
+                 "CPU schedutil's iowait boost: a ring thread waiting for its next FUSE request, and fio's "
+                 "`io_uring` engine waiting for completions (`io_cqring_wait_schedule`: \"io_uring: Use "
                  "io_schedule* in cqring wait\" and \"io_uring: gate iowait schedule on having pending requests\", "
                  "Axboe, Linux 6.5, Jul 2023). false: kernels before 6.5"},
         {.name = "app_submit", .type = ParamType::duration, .default_value = "1200ns", .min = 0, .max = kMaxTime,
@@ -189,7 +197,8 @@ FuseConnSpec read_fuse_conn(const JsonNode& obj, const ParamValues& p, const Top
     d.max_idle_threads = static_cast<int>(p.integer("max_idle_threads"));
     d.watchdog = p.boolean("teardown_watchdog");
     d.uring_iowait = p.boolean("uring_iowait");
-    if (!uring && p.given("uring_iowait")) obj.at("uring_iowait").fail("expected it only with transport \"io_uring\"");
+    d.max_background = static_cast<int>(p.integer("max_background"));
+    d.congestion_threshold = static_cast<int>(p.integer("congestion_threshold"));
     FuseCosts& c = d.costs;
     c.app_submit = p.duration_ns("app_submit");
     c.app_complete = p.duration_ns("app_complete");

@@ -1,5 +1,6 @@
 #include "workloads/program/task_program.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "engine/rng.h"
@@ -21,8 +22,16 @@ ProgramDriver::ProgramDriver(std::vector<ProgramTask> tasks, std::vector<Channel
     int shared_key = static_cast<int>(chans_.size());  // shared-data keys after the channels'
     for (size_t i = 0; i < chans_.size(); ++i)
         if (chans_[i].def.fuse) {
-            fuse_[i] = std::make_unique<FuseConn>(chans_[i].def.fuse, n, shared_key);
-            shared_key += static_cast<int>(n) + kFuseBgSlots;
+            // The requests each task may have in flight on this connection.
+            std::vector<int> depth(n, 0);
+            for (size_t t = 0; t < n; ++t)
+                for (const Op& op : defs_[t].code) {
+                    if (op.a != static_cast<int32_t>(i)) continue;
+                    if (op.kind == Op::fuse_request) depth[t] = std::max(depth[t], 1);
+                    if (op.kind == Op::fuse_aio) depth[t] = std::max(depth[t], static_cast<int>(op.b));
+                }
+            fuse_[i] = std::make_unique<FuseConn>(chans_[i].def.fuse, depth, shared_key);
+            shared_key += fuse_[i]->slots();
         }
     for (int b : barrier_sizes) {
         Barrier bar;
@@ -35,7 +44,7 @@ ProgramDriver::ProgramDriver(std::vector<ProgramTask> tasks, std::vector<Channel
 void ProgramDriver::setup(CpuExec& s, Time at, int parent_cpu, uint64_t seed) {
     s_ = &s;
     for (auto& f : fuse_)
-        if (f) f->attach(s);
+        if (f) f->attach(s, seed);
     ctx_.resize(defs_.size());
     for (size_t i = 0; i < defs_.size(); ++i) {
         Ctx& c = ctx_[i];
@@ -229,6 +238,18 @@ Action ProgramDriver::next_action(Task& t) {
                 if (fuse_[static_cast<size_t>(op.a)]->request(static_cast<int>(&c - ctx_.data()), c.task_id, c.phase, a,
                                                               args))
                     return a;
+                ++c.pc;
+                break;
+            }
+            case Op::fuse_aio: {
+                Action a = Action::Block();
+                int reaped = 0;
+                // sub: the opcode (READ or WRITE), ns2: its server work, ns: I/Os, b: iodepth.
+                const FuseReqArgs args{static_cast<FuseOp>(op.sub), op.ns2};
+                const bool more = fuse_[static_cast<size_t>(op.a)]->aio(static_cast<int>(&c - ctx_.data()), c.task_id,
+                                                                       op.ns, args, c.phase, a, reaped);
+                for (int k = 0; k < reaped; ++k) ctl_.count_op(op.bytes);
+                if (more) return a;
                 ++c.pc;
                 break;
             }

@@ -22,6 +22,7 @@ struct Op {
         fuse_worker,   // a: FUSE channel; a /dev/fuse worker's loop, forever
         fuse_ring,     // a: FUSE channel, b: queue; a ring thread's loop, forever
         fuse_watchdog,  // a: FUSE channel; libfuse's teardown watchdog polling the device, forever
+        fuse_aio,      // a: FUSE channel, b: iodepth, ns: I/Os, bytes: per op; an async job's I/O loop
     };
     Kind kind = run;
     int64_t ns = 0;    // run: work; wait: cost before blocking; sleep: duration
@@ -29,6 +30,7 @@ struct Op {
     int32_t a = 0;     // channel, task, barrier index; loop count (0 = forever)
     int32_t b = 0;     // loop_end: index of its loop_begin
     uint32_t bytes = 0;  // count_op: payload bytes
+    uint8_t sub = 0;     // fuse_aio: the FuseOp of its requests
 };
 
 // A counting channel with wait queues: a pipe, a socket, a request queue. A post hands its token
