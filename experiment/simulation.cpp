@@ -38,6 +38,7 @@ RunResult run_simulation(const RunSpec& spec) {
     Hardware hw(engine, *spec.topo, spec.profile);
     Scheduler sched(engine, *spec.topo, *spec.domains, spec.profile, policy, spec.sched, hw, spec.seed);
     CpuExec cpus(engine, sched, hw, spec.profile, spec.seed);
+    cpus.set_metrics(&metrics);
     CountingObserver counting(metrics, *spec.topo, engine);
     ObserverTee observers;
     observers.add(&counting);

@@ -211,6 +211,38 @@ constexpr MetricDef kRows[] = {
     {Metric::wake_latency_ns_max, "wake_latency_ns.max", "ns", K::maximum, T::integer, B::lower, G::latency,
      kRunOnly, [](const RunInputs& in) -> MetricValue { return in.m.wake_latency.max(); }, "longest (exact)"},
 
+    // ---- FUSE requests
+    {Metric::fuse_requests, "fuse.requests", "count", K::counter, T::integer, B::neither, G::fuse, kRunOnly,
+     [](const RunInputs& in) -> MetricValue { return static_cast<int64_t>(in.m.fuse.requests); },
+     "FUSE requests whose result the requester took in the window (a synchronous reply, or an asynchronous "
+     "completion reaped); FORGETs and RELEASEs have none"},
+    {Metric::fuse_queue_changes, "fuse.queue_changes", "count", K::counter, T::integer, B::lower, G::fuse, kRunOnly,
+     [](const RunInputs& in) -> MetricValue { return static_cast<int64_t>(in.m.fuse.queue_changes); },
+     "io-uring: requests sent to another queue than their requester's previous request (it moved to another "
+     "CPU, or a policy chose another queue)"},
+    {Metric::fuse_latency_ns_p50, "fuse.latency_ns.p50", "ns", K::percentile, T::integer, B::lower, G::fuse,
+     kRunOnly, [](const RunInputs& in) -> MetricValue { return in.m.fuse.total.percentile(0.50); },
+     "median request latency: from queueing the request to the requester running with its result (the wake "
+     "latency histogram's buckets)"},
+    {Metric::fuse_latency_ns_p99, "fuse.latency_ns.p99", "ns", K::percentile, T::integer, B::lower, G::fuse,
+     kRunOnly, [](const RunInputs& in) -> MetricValue { return in.m.fuse.total.percentile(0.99); },
+     "99th percentile of the same"},
+    {Metric::fuse_queue_ns_mean, "fuse.queue_ns.mean", "ns", K::mean, T::real, B::lower, G::fuse, kRunOnly,
+     [](const RunInputs& in) -> MetricValue { return in.m.fuse.queue.mean(); },
+     "mean queueing: from the send to a server thread taking the request (fuse_dev_do_read's copy or the ring "
+     "thread's task work), its wakeup included"},
+    {Metric::fuse_server_ns_mean, "fuse.server_ns.mean", "ns", K::mean, T::real, B::lower, G::fuse, kRunOnly,
+     [](const RunInputs& in) -> MetricValue { return in.m.fuse.server.mean(); },
+     "mean server time: from taking the request to fuse_request_end (copies, the handler, the reply's write "
+     "or commit)"},
+    {Metric::fuse_reply_ns_mean, "fuse.reply_ns.mean", "ns", K::mean, T::real, B::lower, G::fuse, kRunOnly,
+     [](const RunInputs& in) -> MetricValue { return in.m.fuse.reply.mean(); },
+     "mean reply time: from fuse_request_end to the requester running with the result (its wakeup, or the "
+     "reap of an asynchronous completion)"},
+    {Metric::fuse_reply_ns_p99, "fuse.reply_ns.p99", "ns", K::percentile, T::integer, B::lower, G::fuse, kRunOnly,
+     [](const RunInputs& in) -> MetricValue { return in.m.fuse.reply.percentile(0.99); },
+     "99th percentile of the reply time"},
+
     // ---- switches and balancing
     {Metric::context_switches, "context_switches", "count", K::counter, T::integer, B::neither, G::scheduling,
      kRunOnly, &count<&Counters::context_switches>,
@@ -382,6 +414,7 @@ const char* group_title(MetricGroup g) {
         case MetricGroup::select: return "Where `select_task_rq` decided";
         case MetricGroup::migrations: return "Migrations";
         case MetricGroup::latency: return "Wake latency";
+        case MetricGroup::fuse: return "FUSE requests";
         case MetricGroup::scheduling: return "Switches and load balancing";
         case MetricGroup::utilisation: return "Utilisation";
         case MetricGroup::roles: return "Where the application and its server ran";

@@ -35,6 +35,9 @@ enum class Metric : uint16_t {
     migrations_requester, migrations_server,
     // wake latency
     wake_latency_ns_p50, wake_latency_ns_p90, wake_latency_ns_p99, wake_latency_ns_mean, wake_latency_ns_max,
+    // FUSE requests
+    fuse_requests, fuse_queue_changes, fuse_latency_ns_p50, fuse_latency_ns_p99, fuse_queue_ns_mean,
+    fuse_server_ns_mean, fuse_reply_ns_mean, fuse_reply_ns_p99,
     // switches and balancing
     context_switches, preemptions, balance_runs, newidle_runs,
     // utilisation
@@ -75,7 +78,7 @@ enum class Better : uint8_t { higher, lower, neither };
 
 // Sections of docs/metrics.md.
 enum class MetricGroup : uint8_t {
-    throughput, wakeups, select, migrations, latency, scheduling, utilisation, roles, frequency, time_lost, simulator,
+    throughput, wakeups, select, migrations, latency, fuse, scheduling, utilisation, roles, frequency, time_lost, simulator,
     kCount
 };
 

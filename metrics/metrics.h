@@ -80,8 +80,20 @@ struct RoleTime {
     }
 };
 
+// FUSE requests that ended in the window, timed at the kernel's places (workloads/fuse/):
+// queueing from the send to a server thread taking the request (the server's wakeup included),
+// server from there to fuse_request_end, reply from fuse_request_end to the requester running
+// with the result (its wakeup, or the reap of an asynchronous completion).
+struct RequestTiming {
+    uint64_t requests = 0;       // replies the requester saw (FORGETs and RELEASEs have none)
+    uint64_t queue_changes = 0;  // io-uring: a request went to another queue than its requester's previous one
+    LatencyHistogram queue, server, reply, total;
+    void clear() { *this = RequestTiming(); }
+};
+
 struct Metrics {
     Counters c;
+    RequestTiming fuse;
     LatencyHistogram wake_latency;  // wakeup issued -> wakee runs
     std::array<RoleTime, 2> roles;  // [0] requesters, [1] servers
     std::vector<int> capacities;    // the machine's CPU capacities, largest first (RoleTime::by_class)
@@ -93,6 +105,7 @@ struct Metrics {
     void reset(Time now = 0) {
         c = Counters{};
         wake_latency.clear();
+        fuse.clear();
         for (RoleTime& r : roles) r.clear();
         window_start = now;
     }

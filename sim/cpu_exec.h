@@ -18,6 +18,7 @@
 #include "kernel/sched.h"
 #include "kernel/task.h"
 #include "kernel/wake_flags.h"
+#include "metrics/metrics.h"
 
 namespace wakesim {
 
@@ -59,6 +60,9 @@ public:
     CpuExec& operator=(const CpuExec&) = delete;
 
     void set_driver(TaskDriver* d) { driver_ = d; }
+    // The run's metrics, for what a workload measures itself (FUSE request timing); may be null.
+    void set_metrics(Metrics* m) { metrics_ = m; }
+    Metrics* metrics() { return metrics_; }
 
     // What a workload uses.
     int add_task(const TaskSpec& spec);
@@ -148,6 +152,7 @@ private:
     const MachineProfile& prof_;
     RngStream rng_costs_;
     TaskDriver* driver_ = nullptr;
+    Metrics* metrics_ = nullptr;
     std::vector<Cpu> cpus_;
     std::vector<Context> saved_;  // by task id: the contexts of tasks not current on a CPU
     Task* driving_ = nullptr;     // the task whose next_action is running

@@ -465,3 +465,29 @@ TEST_CASE("FUSE background wake sites: sync hints stay off, fuse_wake_same_cpu s
     CHECK(fuse_aio_complete_site(AioEngine::io_uring, true).iowait);
     CHECK_FALSE(fuse_aio_complete_site(AioEngine::libaio, true).iowait);
 }
+
+TEST_CASE("FUSE request latency splits into queueing, server and reply; WF_CURRENT_CPU shortens the reply",
+          "[fuse][metrics]") {
+    const std::string uring = R"(, "transport": "io_uring")";
+    // Steady state (schedutil settled), so that both run at the same frequency.
+    const Outcome plain = simulate(fio_steady_doc("xeon-2s-16c32t", uring));
+    const Outcome same = simulate(fio_steady_doc("xeon-2s-16c32t", uring, "fuse_wake_same_cpu"));
+    for (const Outcome* o : {&plain, &same}) {
+        CHECK(n(*o, Metric::fuse_requests) == 20000);
+        // The three spans tile each request: their means add up to the mean latency, which lies
+        // between the percentiles' bucket bounds.
+        const double sum = o->m.get(Metric::fuse_queue_ns_mean) + o->m.get(Metric::fuse_server_ns_mean) +
+                           o->m.get(Metric::fuse_reply_ns_mean);
+        CHECK(sum > 0);
+        CHECK(sum <= 1.07 * static_cast<double>(n(*o, Metric::fuse_latency_ns_p99)));
+        CHECK(sum < o->m.get(Metric::usec_per_op) * 1000);  // the op adds the app's own work
+    }
+    // The same server work either way; the reply wake is local and short with WF_CURRENT_CPU.
+    CHECK(same.m.get(Metric::fuse_server_ns_mean) == Approx(plain.m.get(Metric::fuse_server_ns_mean)).epsilon(0.05));
+    CHECK(same.m.get(Metric::fuse_reply_ns_mean) < 0.5 * plain.m.get(Metric::fuse_reply_ns_mean));
+    // Plain reply wakes move fio, and its next request goes to another queue.
+    CHECK(n(plain, Metric::fuse_queue_changes) > 500);
+    CHECK(n(same, Metric::fuse_queue_changes) == 0);
+    // /dev/fuse has no queues to change.
+    CHECK(n(simulate(fio_doc("xeon-2s-16c32t", "")), Metric::fuse_queue_changes) == 0);
+}

@@ -127,7 +127,10 @@ int FuseConn::queue_for(Submitter& sub, bool background) {
             FuseQueueCtx{sched, *s_->driving_task(), cpu, q, def_->queue_cpu, nr_reqs_, rng_});
         if (def_->queue_cpu[static_cast<size_t>(q)] == cpu) ++stats_.bg_own_cpu_queue;
     }
-    if (sub.last_queue >= 0 && sub.last_queue != q) ++stats_.queue_changes;
+    if (sub.last_queue >= 0 && sub.last_queue != q) {
+        ++stats_.queue_changes;
+        if (Metrics* m = s_->metrics()) ++m->fuse.queue_changes;
+    }
     sub.last_queue = q;
     ++stats_.per_queue[static_cast<size_t>(q)];
     ++nr_reqs_[static_cast<size_t>(q)];
@@ -152,6 +155,7 @@ void FuseConn::send(int self, int slot) {
     Req& r = reqs_[static_cast<size_t>(slot)];
     r.finished = false;
     r.background = false;
+    r.sent = s_->now();
     ++stats_.sent;
     if (def_->transport == FuseTransport::dev) {
         fiq_pending_.push(slot);
@@ -209,6 +213,7 @@ void FuseConn::send_background(int self, int slot) {
     Req& r = reqs_[static_cast<size_t>(slot)];
     r.finished = false;
     r.background = true;
+    r.sent = s_->now();
     ++stats_.sent;
     ++stats_.bg_sent;
     // Both: num_background++ under bg_lock; reaching max_background sets fc->blocked, so the next
@@ -234,10 +239,28 @@ void FuseConn::send_background(int self, int slot) {
     }
 }
 
+// A server thread starts on the request (fuse_dev_do_read's copy, or the ring's task work).
+void FuseConn::taken(int slot) { reqs_[static_cast<size_t>(slot)].taken = s_->now(); }
+
+// The requester runs with the result: the request's three spans go to the run's metrics.
+void FuseConn::replied(int slot) {
+    Metrics* m = s_->metrics();
+    if (!m) return;
+    const Req& r = reqs_[static_cast<size_t>(slot)];
+    const Time now = s_->now();
+    RequestTiming& t = m->fuse;
+    ++t.requests;
+    t.queue.add(r.taken - r.sent);
+    t.server.add(r.ended - r.taken);
+    t.reply.add(now - r.ended);
+    t.total.add(now - r.sent);
+}
+
 // fuse_request_end.
 void FuseConn::request_end(int slot) {
     Req& q = reqs_[static_cast<size_t>(slot)];
     q.finished = true;
+    q.ended = s_->now();
     ++stats_.completed;
     if (def_->transport == FuseTransport::uring) --nr_reqs_[static_cast<size_t>(q.queue)];
     if (!q.background) {  // foreground branch: wake_up(&req->waitq)
@@ -319,6 +342,7 @@ bool FuseConn::request(int self, int task_id, uint8_t& phase, Action& out, FuseR
                 return true;
             }
             phase = after_reply;
+            replied(self);
             const int64_t after = def_->costs.app_complete + touch(self);
             if (after > 0) {
                 out = Action::Run(after);
@@ -423,6 +447,7 @@ bool FuseConn::aio(int self, int task_id, int64_t ios, FuseReqArgs args, uint8_t
                 sub.reaping = 0;
                 while (!sub.done.empty()) {
                     const int slot = sub.done.pop();
+                    replied(slot);
                     cost += c.aio_reap + touch(slot);
                     sub.free.push(slot);
                     ++sub.reaping;
@@ -461,6 +486,7 @@ Action FuseConn::worker(int self, int task_id, uint8_t& phase) {
                     return Action::Block();
                 }
                 req = fiq_pending_.pop();
+                taken(req);
                 phase = 1;
                 // fuse_do_work: the last idle worker starts another before it handles its request.
                 int64_t spawn = 0;
@@ -552,6 +578,7 @@ Action FuseConn::ring_thread(int self, int task_id, int q, uint8_t& phase) {
                     return Action::Block();
                 }
                 req = ring.pending.pop();
+                taken(req);
                 phase = 1;
                 // send_in_task (copy-in, CQE), the handler in userspace, then the commit's copy-out.
                 return Action::Run(c.uring_task_work + touch(req) + reqs_[static_cast<size_t>(req)].work + c.uring_commit);

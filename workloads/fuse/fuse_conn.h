@@ -139,6 +139,7 @@ private:
         int queue = -1;       // io-uring queue it was sent to
         bool background = false;
         bool finished = false;
+        Time sent = 0, taken = 0, ended = 0;  // send, a server thread takes it, fuse_request_end
     };
     struct Submitter {  // a requester's side: its slots and, when asynchronous, its completion queue
         int task_id = -1;
@@ -169,6 +170,8 @@ private:
     void flush_ring_bg(Ring& ring);
     void request_end(int slot);
     int64_t touch(int slot);
+    void taken(int slot);
+    void replied(int slot);
 
     std::shared_ptr<const FuseConnDef> def_;
     CpuExec* s_ = nullptr;
