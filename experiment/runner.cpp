@@ -1,5 +1,6 @@
 #include "experiment/runner.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -148,16 +149,20 @@ std::vector<RunRecord> run_scenario(const Scenario& sc, const RunOptions& opt) {
             }
         }
     };
-    const int n = std::max(1, std::min<int>(opt.jobs, static_cast<int>(jobs.size())));
-    if (n == 1) {
-        worker();
-    } else {
-        std::vector<std::thread> pool;
-        for (int t = 0; t < n; ++t) pool.emplace_back(worker);
-        for (auto& t : pool) t.join();
-    }
+    run_on_threads(opt.jobs, jobs.size(), worker);
     if (failure) std::rethrow_exception(failure);
     return out;
+}
+
+void run_on_threads(int jobs, size_t items, const std::function<void()>& worker) {
+    const int n = std::max(1, std::min<int>(jobs, static_cast<int>(items)));
+    if (n == 1) {
+        worker();
+        return;
+    }
+    std::vector<std::thread> pool;
+    for (int t = 0; t < n; ++t) pool.emplace_back(worker);
+    for (auto& t : pool) t.join();
 }
 
 }  // namespace wakesim

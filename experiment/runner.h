@@ -1,6 +1,7 @@
 // Runs a scenario's cases x policies x seeds, in parallel when asked; results come back in the
 // scenario's order whatever the thread count, so output is byte-identical.
 #pragma once
+#include <functional>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -39,5 +40,9 @@ void close_written(std::FILE* f, const std::string& name, const std::string& wha
 // run_simulation(spec) for case `c` and policy `p` of `sc`; a run whose simulated time stands
 // still (costs of 0 ns) is an InputError naming the scenario file.
 RunResult run_case(const Scenario& sc, const CaseSpec& c, const Policy& p, const RunSpec& spec);
+
+// Runs `worker` on min(jobs, items) threads, or on this thread when that is 1, and waits for
+// them; each worker takes items from a shared counter until none is left.
+void run_on_threads(int jobs, size_t items, const std::function<void()>& worker);
 
 }  // namespace wakesim

@@ -8,7 +8,6 @@
 #include <filesystem>
 #include <map>
 #include <set>
-#include <thread>
 #include <tuple>
 
 #include "experiment/runner.h"
@@ -240,14 +239,7 @@ std::vector<ValidationResult> run_validation(const std::vector<Scenario>& scenar
             }
         }
     };
-    const int n = std::max(1, std::min<int>(jobs, static_cast<int>(work.size())));
-    if (n == 1) {
-        worker();
-    } else {
-        std::vector<std::thread> pool;
-        for (int t = 0; t < n; ++t) pool.emplace_back(worker);
-        for (auto& t : pool) t.join();
-    }
+    run_on_threads(jobs, work.size(), worker);
     // The first failure in the jobs' order, whatever the thread count.
     for (const auto& e : errors)
         if (e) std::rethrow_exception(e);

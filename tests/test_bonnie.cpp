@@ -11,6 +11,7 @@
 #include "input/params.h"
 #include "sim/cpu_exec.h"
 #include "sim/run_control.h"
+#include "fuse_test_util.h"
 #include "sim_test_util.h"
 #include "workloads/fuse/fuse_conn.h"
 #include "workloads/fuse/fuse_ops.h"
@@ -42,27 +43,11 @@ struct Run {
 // One run as experiment/simulation.cpp does it, keeping the driver to read the transport's counts;
 // then the servers get 10 ms to drain what the requester left queued when it exited.
 Run run(const json& d, Time limit = 0) {
-    const Scenario sc = parse_scenario(d, "test.json");
-    const RunSpec spec = make_run_spec(sc, sc.cases.front(), sc.policies.front(), sc.seeds.front());
-    Engine engine;
-    PolicyRun policy = spec.policy.instantiate();
-    Hardware hw(engine, *spec.topo, spec.profile);
-    Scheduler sched(engine, *spec.topo, *spec.domains, spec.profile, policy, spec.sched, hw, spec.seed);
-    CpuExec cpus(engine, sched, hw, spec.profile, spec.seed);
-    RunControl ctl;
-    ctl.set_clock(&engine);
-    ProgramDriver driver(spec.workload.tasks, spec.workload.channels, spec.workload.barriers, ctl);
-    cpus.set_driver(&driver);
-    ctl.set_finish([&] { engine.stop(); });
-    driver.setup(cpus, 0, spec.workload.parent_cpu, spec.seed);
-    engine.run_until(limit > 0 ? limit : kTimeNever);
-    sched.check_invariants();
-    int ch = 0;
-    while (driver.fuse_conn(ch) == nullptr) ++ch;
-    const FuseConn& conn = *driver.fuse_conn(ch);
-    Run r{conn.stats(), ctl.ops(), driver.all_exited(), conn.in_flight(), 0};
-    if (limit == 0) engine.run_until(engine.now() + 10 * kNsPerMs);
-    sched.check_invariants();
+    FuseSim sim(d);
+    sim.run(limit);
+    const FuseConn& conn = sim.conn();
+    Run r{conn.stats(), sim.ctl.ops(), sim.driver.all_exited(), conn.in_flight(), 0};
+    if (limit == 0) sim.run(sim.engine.now() + 10 * kNsPerMs);
     r.stats = conn.stats();
     r.in_flight = conn.in_flight();
     return r;

@@ -11,6 +11,7 @@
 #include "input/input_error.h"
 #include "sim/cpu_exec.h"
 #include "sim/run_control.h"
+#include "fuse_test_util.h"
 #include "sim_test_util.h"
 #include "workloads/fuse/fuse_conn.h"
 #include "workloads/program/task_program.h"
@@ -48,30 +49,16 @@ struct FuseRun {
     int workers = 0;  // /dev/fuse: libfuse's numworker at the end
 };
 
-// One run as experiment/simulation.cpp does it, keeping the driver to read the transport's counts.
+// One run, keeping the transport's counts.
 FuseRun run_fuse(const json& d, Time limit = 0) {
-    const Scenario sc = parse_scenario(d, "test.json");
-    const RunSpec spec = make_run_spec(sc, sc.cases.front(), sc.policies.front(), sc.seeds.front());
-    Engine engine;
-    PolicyRun policy = spec.policy.instantiate();
-    Hardware hw(engine, *spec.topo, spec.profile);
-    Scheduler sched(engine, *spec.topo, *spec.domains, spec.profile, policy, spec.sched, hw, spec.seed);
-    CpuExec cpus(engine, sched, hw, spec.profile, spec.seed);
-    RunControl ctl;
-    ctl.set_clock(&engine);
-    ProgramDriver driver(spec.workload.tasks, spec.workload.channels, spec.workload.barriers, ctl);
-    cpus.set_driver(&driver);
-    ctl.set_finish([&] { engine.stop(); });
-    driver.setup(cpus, 0, spec.workload.parent_cpu, spec.seed);
-    engine.run_until(limit > 0 ? limit : kTimeNever);
-    sched.check_invariants();
-    const FuseConn* conn = driver.fuse_conn(0);
-    REQUIRE(conn != nullptr);
+    FuseSim sim(d);
+    sim.run(limit);
+    const FuseConn& conn = sim.conn();
     uint64_t migrations = 0;
-    for (int t = 0; t < sched.nr_tasks(); ++t)
-        if (sched.task(t).comm.rfind("fio-", 0) == 0) migrations += sched.task(t).nr_migrations;
-    return {conn->stats(),  ctl.ops(),       driver.all_exited(),        conn->in_flight(),
-            migrations,     conn->num_background(), conn->active_background(), engine.now(), conn->workers()};
+    for (int t = 0; t < sim.sched.nr_tasks(); ++t)
+        if (sim.sched.task(t).comm.rfind("fio-", 0) == 0) migrations += sim.sched.task(t).nr_migrations;
+    return {conn.stats(),      sim.ctl.ops(),          sim.driver.all_exited(),  conn.in_flight(), migrations,
+            conn.num_background(), conn.active_background(), sim.engine.now(), conn.workers()};
 }
 
 int64_t n(const Outcome& o, Metric m) { return o.m.integer(m); }

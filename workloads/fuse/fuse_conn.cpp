@@ -150,6 +150,15 @@ void FuseConn::wake_fiq(const WakeSite& site) {
     }
 }
 
+// io_uring_cmd_complete_in_task (TWA_SIGNAL): wakes the ring thread if it sleeps in its CQ wait;
+// a running ring thread finds the task work before it would sleep.
+void FuseConn::wake_ring(Ring& ring, const WakeSite& site) {
+    if (!ring.sleeping) return;
+    ring.sleeping = false;
+    ++stats_.ring_wakes;
+    s_->wake(ring.task_id, site);
+}
+
 // fuse_dev_queue_req (/dev/fuse) or fuse_uring_queue_fuse_req (io-uring), from the requester.
 void FuseConn::send(int self, int slot) {
     Req& r = reqs_[static_cast<size_t>(slot)];
@@ -166,13 +175,7 @@ void FuseConn::send(int self, int slot) {
     r.queue = q;
     Ring& ring = rings_[static_cast<size_t>(q)];
     ring.pending.push(slot);
-    // io_uring_cmd_complete_in_task (TWA_SIGNAL): wakes the ring thread if it sleeps in its CQ
-    // wait; a running ring thread finds the task work before it would sleep.
-    if (ring.sleeping) {
-        ring.sleeping = false;
-        ++stats_.ring_wakes;
-        s_->wake(ring.task_id, dispatch_site_);
-    }
+    wake_ring(ring, dispatch_site_);
 }
 
 // fuse_queue_forget -> fuse_dev_queue_forget: onto fiq's forget list and a wake of fiq->waitq,
@@ -232,11 +235,7 @@ void FuseConn::send_background(int self, int slot) {
     ring.bg_pending.push(slot);
     flush_ring_bg(ring);
     // An admitted request bound to an available entry is dispatched (fuse_uring_dispatch_ent).
-    if (!ring.pending.empty() && ring.sleeping) {
-        ring.sleeping = false;
-        ++stats_.ring_wakes;
-        s_->wake(ring.task_id, bg_dispatch_site_);
-    }
+    if (!ring.pending.empty()) wake_ring(ring, bg_dispatch_site_);
 }
 
 // A server thread starts on the request (fuse_dev_do_read's copy, or the ring's task work).

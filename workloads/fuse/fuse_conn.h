@@ -163,6 +163,7 @@ private:
     };
     int queue_for(Submitter& sub, bool background);
     void wake_fiq(const WakeSite& site);
+    void wake_ring(Ring& ring, const WakeSite& site);
     void send(int self, int slot);
     void send_background(int self, int slot);
     void send_forget(int64_t work);

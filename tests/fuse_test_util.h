@@ -1,0 +1,65 @@
+// A FUSE workload's run as experiment/simulation.cpp builds it, kept whole so that a test can
+// read the transport's own counts (FuseConn::stats) and the scheduler's tasks afterwards.
+#pragma once
+#include "engine/engine.h"
+#include "experiment/runner.h"
+#include "hw/hardware.h"
+#include "kernel/sched.h"
+#include "sim/cpu_exec.h"
+#include "sim/run_control.h"
+#include "sim_test_util.h"
+#include "workloads/fuse/fuse_conn.h"
+#include "workloads/program/task_program.h"
+
+namespace wakesim::testutil {
+
+class FuseSim {
+public:
+    explicit FuseSim(const json& d)
+        : sc_(parse_scenario(d, "test.json")),
+          spec_(make_run_spec(sc_, sc_.cases.front(), sc_.policies.front(), sc_.seeds.front())),
+          policy_(spec_.policy.instantiate()),
+          hw_(engine, *spec_.topo, spec_.profile),
+          sched(engine, *spec_.topo, *spec_.domains, spec_.profile, policy_, spec_.sched, hw_, spec_.seed),
+          cpus_(engine, sched, hw_, spec_.profile, spec_.seed),
+          driver(spec_.workload.tasks, spec_.workload.channels, spec_.workload.barriers, ctl) {
+        ctl.set_clock(&engine);
+        cpus_.set_driver(&driver);
+        ctl.set_finish([this] { engine.stop(); });
+        driver.setup(cpus_, 0, spec_.workload.parent_cpu, spec_.seed);
+    }
+    // Runs until every requester has exited (limit 0) or until `limit`; checks the invariants.
+    void run(Time limit = 0) {
+        engine.run_until(limit > 0 ? limit : kTimeNever);
+        sched.check_invariants();
+    }
+    // The workload's first FUSE connection.
+    const FuseConn& conn() const {
+        int ch = 0;
+        while (driver.fuse_conn(ch) == nullptr) ++ch;
+        return *driver.fuse_conn(ch);
+    }
+
+private:
+    Scenario sc_;
+    RunSpec spec_;
+
+public:
+    Engine engine;
+
+private:
+    PolicyRun policy_;
+    Hardware hw_;
+
+public:
+    Scheduler sched;
+
+private:
+    CpuExec cpus_;
+
+public:
+    RunControl ctl;
+    ProgramDriver driver;
+};
+
+}  // namespace wakesim::testutil
