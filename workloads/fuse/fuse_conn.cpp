@@ -159,13 +159,19 @@ void FuseConn::wake_ring(Ring& ring, const WakeSite& site) {
     s_->wake(ring.task_id, site);
 }
 
-// fuse_dev_queue_req (/dev/fuse) or fuse_uring_queue_fuse_req (io-uring), from the requester.
-void FuseConn::send(int self, int slot) {
+// A request slot leaves for the server now.
+FuseConn::Req& FuseConn::start(int slot, bool background) {
     Req& r = reqs_[static_cast<size_t>(slot)];
     r.finished = false;
-    r.background = false;
+    r.background = background;
     r.sent = s_->now();
     ++stats_.sent;
+    return r;
+}
+
+// fuse_dev_queue_req (/dev/fuse) or fuse_uring_queue_fuse_req (io-uring), from the requester.
+void FuseConn::send(int self, int slot) {
+    Req& r = start(slot, false);
     if (def_->transport == FuseTransport::dev) {
         fiq_pending_.push(slot);
         wake_fiq(queue_site_);
@@ -213,11 +219,7 @@ void FuseConn::flush_ring_bg(Ring& ring) {
 
 // fuse_request_queue_background (/dev/fuse) or fuse_uring_queue_bq_req (io-uring).
 void FuseConn::send_background(int self, int slot) {
-    Req& r = reqs_[static_cast<size_t>(slot)];
-    r.finished = false;
-    r.background = true;
-    r.sent = s_->now();
-    ++stats_.sent;
+    Req& r = start(slot, true);
     ++stats_.bg_sent;
     // Both: num_background++ under bg_lock; reaching max_background sets fc->blocked, so the next
     // background allocation sleeps in fuse_get_req.

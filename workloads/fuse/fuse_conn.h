@@ -162,6 +162,7 @@ private:
         bool sleeping = false;  // in io_uring_enter's CQ wait
     };
     int queue_for(Submitter& sub, bool background);
+    Req& start(int slot, bool background);
     void wake_fiq(const WakeSite& site);
     void wake_ring(Ring& ring, const WakeSite& site);
     void send(int self, int slot);
