@@ -158,8 +158,7 @@ const ParamTable& fuse_conn_params() {
          .help = "UNLINK (`sfs_unlink`): a lookup of the name (openat(O_PATH) + fstatat) to drop the inode's fd, "
                  "then unlinkat (estimate)"},
         {.name = "server_read", .type = ParamType::duration, .default_value = "1500ns", .min = 0, .max = kMaxTime,
-         .help = "READ (`sfs_read`): libfuse decode and pread on tmpfs, without the data copies (estimate, as fio's "
-                 "`server_work`)"},
+         .help = "READ (`sfs_read`): libfuse decode and pread on tmpfs, without the data copies (estimate)"},
         {.name = "server_write", .type = ParamType::duration, .default_value = "1500ns", .min = 0, .max = kMaxTime,
          .help = "WRITE (`sfs_write_buf`): pwrite on tmpfs, without the data copies (estimate)"},
         {.name = "server_forget", .type = ParamType::duration, .default_value = "500ns", .min = 0, .max = kMaxTime,
