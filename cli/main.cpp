@@ -1,5 +1,8 @@
 // wakesim command line: run, explain, validate, list, topo. Thin: everything lives in the libraries.
 #include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include <chrono>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -11,9 +14,12 @@
 #include "policies/registry.h"
 #include "input/input_error.h"
 #include "input/json_input.h"
+#include "experiment/check.h"
+#include "experiment/compare.h"
 #include "experiment/report.h"
 #include "experiment/runner.h"
 #include "experiment/scenario.h"
+#include "experiment/sweep.h"
 #include "experiment/validate.h"
 #include "kernel/features.h"
 #include "metrics/metric_format.h"
@@ -172,7 +178,11 @@ static int wakesim_main(int argc, char** argv) {
     run->add_option("scenario", scenario_path, "scenario JSON file")->required();
     run->add_option("--policy", policies, "run only these policies (repeatable)");
     run->add_option("--case", cases, "run only these cases (repeatable)");
-    run->add_option("--seeds", seeds, "run seeds 1..N instead of the scenario's seeds")->check(CLI::Range(1, 10000));
+    int64_t one_seed = -1;
+    auto* seeds_opt = run->add_option("--seeds", seeds, "run seeds 1..N instead of the scenario's seeds")->check(CLI::Range(1, 10000));
+    run->add_option("--seed", one_seed, "run only this seed")
+        ->check(CLI::Range(int64_t{0}, std::numeric_limits<int64_t>::max()))
+        ->excludes(seeds_opt);
     run->add_option("--format", format, "table, json, csv or perf (perf bench's lines per run)")
         ->check(CLI::IsMember({"table", "json", "csv", "perf"}));
     run->add_option("--trace", trace_path, "write ftrace-style sched events (one file per run)");
@@ -182,6 +192,56 @@ static int wakesim_main(int argc, char** argv) {
     run->add_option("-j,--jobs", jobs, "runs in parallel (results are identical for any value)")->check(CLI::Range(1, 256));
     run->add_flag("--force", force, "overwrite existing output files");
     run->add_flag("--check-invariants", check, "check scheduler invariants at the end of each run");
+
+    auto* compare = app.add_subcommand(
+        "compare", "compare each policy with a baseline policy over seeds: mean, sd, 95% CI, Δ% and Welch's t-test");
+    std::string baseline_policy;
+    std::vector<std::string> cmp_metrics;
+    compare->add_option("scenario", scenario_path, "scenario JSON file")->required();
+    compare->add_option("--policy", policies, "run only these policies (repeatable)");
+    compare->add_option("--case", cases, "run only these cases (repeatable)");
+    auto* cmp_seeds_opt =
+        compare->add_option("--seeds", seeds, "run seeds 1..N instead of the scenario's seeds")->check(CLI::Range(1, 10000));
+    compare->add_option("--seed", one_seed, "run only this seed")
+        ->check(CLI::Range(int64_t{0}, std::numeric_limits<int64_t>::max()))
+        ->excludes(cmp_seeds_opt);
+    compare->add_option("--baseline-policy", baseline_policy, "the policy the others are compared with (default: the first)");
+    compare->add_option("--metric", cmp_metrics, "compare these metrics (repeatable; default: the summarised ones)");
+    compare->add_option("--format", format, "table or json")->check(CLI::IsMember({"table", "json"}));
+    compare->add_option("-j,--jobs", jobs, "runs in parallel (results are identical for any value)")->check(CLI::Range(1, 256));
+
+    auto* sweep = app.add_subcommand("sweep", "run a sweep file's points x cases x policies x seeds into JSON Lines");
+    std::string sweep_path, shard = "1/1";
+    bool resume = false, quiet = false;
+    sweep->add_option("sweep", sweep_path, "sweep JSON file (docs/sweeps.md)")->required();
+    sweep->add_option("-o,--out", out_path, "the JSON Lines output, one line per finished run")->required();
+    sweep->add_option("-j,--jobs", jobs, "runs in parallel (the output is identical for any value)")->check(CLI::Range(1, 256));
+    sweep->add_flag("--resume", resume, "keep the runs already in the output and run the others");
+    sweep->add_flag("--force", force, "overwrite an existing output");
+    sweep->add_option("--shard", shard, "run only shard K of N (runs numbered i with i mod N = K-1)");
+    sweep->add_flag("-q,--quiet", quiet, "no progress lines on stderr");
+
+    auto* merge = app.add_subcommand("merge", "join the JSON Lines outputs of one sweep's shards, in run order");
+    std::vector<std::string> merge_files;
+    merge->add_option("files", merge_files, "shard outputs")->required();
+    merge->add_option("-o,--out", out_path, "write to this file instead of stdout");
+    merge->add_flag("--force", force, "overwrite an existing output");
+
+    auto* baseline = app.add_subcommand("baseline", "record a scenario's metrics per seed for `wakesim check`");
+    baseline->add_option("scenario", scenario_path, "scenario JSON file")->required();
+    baseline->add_option("-o,--out", out_path, "the baseline file")->required();
+    baseline->add_option("--seeds", seeds, "run seeds 1..N instead of the scenario's seeds")->check(CLI::Range(1, 10000));
+    baseline->add_option("-j,--jobs", jobs, "runs in parallel (results are identical for any value)")->check(CLI::Range(1, 256));
+    baseline->add_flag("--force", force, "overwrite an existing baseline");
+
+    auto* check_cmd = app.add_subcommand(
+        "check", "run a scenario and compare it with a baseline: exit 1 on a significant regression beyond tolerance");
+    std::string baseline_path;
+    std::vector<std::string> tolerances;
+    check_cmd->add_option("scenario", scenario_path, "scenario JSON file")->required();
+    check_cmd->add_option("--baseline", baseline_path, "a file written by `wakesim baseline`")->required();
+    check_cmd->add_option("--tolerance", tolerances, "METRIC=PCT: allowed worsening in percent (default 5; repeatable)");
+    check_cmd->add_option("-j,--jobs", jobs, "runs in parallel (results are identical for any value)")->check(CLI::Range(1, 256));
 
     auto* explain = app.add_subcommand("explain", "print the decision path of one wakeup");
     std::string ex_case, ex_policy;
@@ -229,7 +289,7 @@ static int wakesim_main(int argc, char** argv) {
     import->add_option("dir", import_dir, "directory (a copy of /sys/devices/system/cpu)")->required();
 
     std::string machines;
-    for (auto* sub : {run, explain, validate, list, show})
+    for (auto* sub : {run, compare, sweep, baseline, check_cmd, explain, validate, list, show})
         sub->add_option("--machines", machines,
                         "directory of machine files (default: $WAKESIM_MACHINES, else the installed "
                         "share/wakesim/machines, else the source tree's machines/)");
@@ -303,10 +363,105 @@ static int wakesim_main(int argc, char** argv) {
                 if (!r.pass) return 1;
             return 0;
         }
+        if (*sweep) {
+            SweepOptions so;
+            parse_shard(shard, so.shard_k, so.shard_n);
+            so.jobs = jobs;
+            so.out = out_path;
+            so.resume = resume;
+            so.force = force;
+            const Sweep sw = load_sweep(sweep_path);
+            const bool tty = isatty(fileno(stderr)) != 0;
+            const auto start = std::chrono::steady_clock::now();
+            auto last = start;
+            auto progress = [&](size_t done, size_t total) {
+                if (quiet) return;
+                const auto now = std::chrono::steady_clock::now();
+                const double el = std::chrono::duration<double>(now - start).count();
+                if (done < total && now - last < std::chrono::seconds(tty ? 1 : 10)) return;
+                last = now;
+                const double eta = done > 0 ? el / static_cast<double>(done) * static_cast<double>(total - done) : 0;
+                std::fprintf(stderr, "%swakesim: sweep %s: %zu/%zu runs, %.0f s elapsed, ETA %.0f s%s", tty ? "\r" : "",
+                             sw.name.c_str(), done, total, el, eta, tty && done < total ? "" : "\n");
+                std::fflush(stderr);
+            };
+            const SweepTally t = run_sweep(sw, so, progress);
+            if (!quiet)
+                std::fprintf(stderr, "wakesim: sweep %s: %zu runs in this shard, %zu kept from the output, %zu run\n",
+                             sw.name.c_str(), t.total, t.kept, t.ran);
+            return 0;
+        }
+        if (*merge) {
+            refuse_overwrite(out_path, force);
+            const std::string text = merge_sweep_outputs(merge_files);
+            if (out_path.empty()) {
+                std::fwrite(text.data(), 1, text.size(), stdout);  // checked in main()
+            } else {
+                std::FILE* f = std::fopen(out_path.c_str(), "w");
+                if (!f) throw InputError(out_path, "", "cannot open the output file for writing");
+                std::fwrite(text.data(), 1, text.size(), f);
+                close_written(f, out_path, "the output file");
+            }
+            return 0;
+        }
         Scenario sc = load_scenario(scenario_path);
+        if (*check_cmd) {
+            CheckOptions co;
+            for (const auto& t : tolerances) co.tolerances.push_back(parse_tolerance(t));
+            const nlohmann::json b = load_json_file(baseline_path);
+            sc.seeds = baseline_seeds(b, baseline_path, sc);
+            RunOptions opt;
+            opt.jobs = jobs;
+            const auto runs = run_scenario(sc, opt);
+            const auto rows = check_against(sc, runs, b, baseline_path, co);
+            const std::string text = check_report(sc, baseline_path, rows);
+            std::fwrite(text.data(), 1, text.size(), stdout);  // checked in main()
+            for (const auto& r : rows)
+                if (r.regression) return 1;
+            return 0;
+        }
         if (seeds > 0) {
             sc.seeds.clear();
             for (int i = 1; i <= seeds; ++i) sc.seeds.push_back(static_cast<uint64_t>(i));
+        }
+        if (one_seed >= 0) sc.seeds = {static_cast<uint64_t>(one_seed)};
+        if (*baseline) {
+            refuse_overwrite(out_path, force);
+            RunOptions opt;
+            opt.jobs = jobs;
+            const std::string text = baseline_json(sc, run_scenario(sc, opt)).dump(2) + "\n";
+            std::FILE* f = std::fopen(out_path.c_str(), "w");
+            if (!f) throw InputError(out_path, "", "cannot open the baseline file for writing");
+            std::fwrite(text.data(), 1, text.size(), f);
+            close_written(f, out_path, "the baseline file");
+            return 0;
+        }
+        if (*compare) {
+            CompareOptions copt;
+            copt.baseline_policy = baseline_policy;
+            for (const auto& name : cmp_metrics) {
+                const MetricDef* d = find_metric(name);
+                if (!d || (d->type != MetricType::integer && d->type != MetricType::real)) {
+                    std::vector<std::string> names;
+                    for (const MetricDef& x : metric_table())
+                        if (x.type == MetricType::integer || x.type == MetricType::real) names.push_back(x.name);
+                    const std::string hint = nearest_name(name, names);
+                    throw std::runtime_error("--metric: expected a numeric metric of `wakesim list metrics`, got " +
+                                             quote_for_message(name) +
+                                             (hint.empty() ? "" : " (did you mean " + quote_for_message(hint) + "?)"));
+                }
+                copt.metrics.push_back(d->id);
+            }
+            RunOptions opt;
+            opt.cases = cases;
+            opt.policies = policies;
+            opt.jobs = jobs;
+            const auto runs = run_scenario(sc, opt);
+            const Comparison cmp = compare_runs(sc, runs, copt);
+            const std::string text =
+                format == "json" ? comparison_json(sc, cmp).dump(2) + "\n" : comparison_table(sc, cmp);
+            std::fwrite(text.data(), 1, text.size(), stdout);  // checked in main()
+            return 0;
         }
         if (*explain) {
             const CaseSpec* c = ex_case.empty() ? &sc.cases.front() : &pick_named(sc.cases, ex_case, scenario_path, "case");
