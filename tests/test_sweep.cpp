@@ -3,6 +3,7 @@
 // merged shards; bad sweep files are one line with exit 2; `compare` prints Δ%, its interval
 // and a verdict and flags a policy without effect; `check` fails on an injected regression.
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -148,6 +149,21 @@ TEST_CASE("sweep: shards 1/3, 2/3, 3/3 merged equal the unsharded run; merge ref
         CHECK(r.rc == 2);
         CHECK(contains(r.out, "expected K/N"));
     }
+}
+
+TEST_CASE("sweep: docs/sweeps.md's GNU parallel command line gives the unsharded output", "[sweep][cli]") {
+    // The Debian package `parallel` (scripts/install-deps.sh).
+    REQUIRE(std::system("command -v parallel >/dev/null 2>&1") == 0);
+    TempDir tmp;
+    write_file(tmp.file("s.json"), kSweep);
+    const std::string bin = shell_quote(WAKESIM_BINARY);
+    const std::string cd = "cd " + shell_quote(tmp.path().string()) + " && ";
+    REQUIRE(std::system((cd + bin + " sweep s.json -q -o full.jsonl").c_str()) == 0);
+    // As in docs/sweeps.md, with the program's path for `wakesim`.
+    const std::string cmd = cd + "parallel -j 3 " + bin + " sweep s.json -q --shard {}/3 -o shard{}.jsonl ::: 1 2 3 && " + bin +
+                            " merge shard1.jsonl shard2.jsonl shard3.jsonl -o results.jsonl";
+    REQUIRE(std::system(("timeout 60 bash -c " + shell_quote(cmd) + " </dev/null").c_str()) == 0);
+    CHECK(read_file(tmp.file("results.jsonl")) == read_file(tmp.file("full.jsonl")));
 }
 
 TEST_CASE("sweep: every bad sweep file gives one error line with its pointer and exit code 2", "[sweep][cli][bad_inputs]") {
