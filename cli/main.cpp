@@ -429,7 +429,7 @@ static int wakesim_main(int argc, char** argv) {
             refuse_overwrite(out_path, force);
             RunOptions opt;
             opt.jobs = jobs;
-            const std::string text = baseline_json(sc, run_scenario(sc, opt)).dump(2) + "\n";
+            const std::string text = baseline_text(baseline_json(sc, run_scenario(sc, opt)));
             std::FILE* f = std::fopen(out_path.c_str(), "w");
             if (!f) throw InputError(out_path, "", "cannot open the baseline file for writing");
             std::fwrite(text.data(), 1, text.size(), f);

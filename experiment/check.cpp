@@ -63,6 +63,28 @@ json baseline_json(const Scenario& sc, const std::vector<RunRecord>& runs) {
     return j;
 }
 
+std::string baseline_text(const json& b) {
+    std::string out = "{\n";
+    out += "  \"wakesim_baseline\": " + b.at("wakesim_baseline").dump() + ",\n";
+    out += "  \"scenario\": " + b.at("scenario").dump() + ",\n";
+    out += "  \"seeds\": " + b.at("seeds").dump() + ",\n";
+    out += "  \"groups\": [";
+    const json& groups = b.at("groups");
+    for (size_t i = 0; i < groups.size(); ++i) {
+        const json& g = groups[i];
+        out += std::string(i ? "," : "") + "\n    {\"case\": " + g.at("case").dump() + ", \"policy\": " + g.at("policy").dump() +
+               ", \"metrics\": {";
+        bool first = true;
+        for (const auto& [name, m] : g.at("metrics").items()) {
+            out += std::string(first ? "" : ",") + "\n      " + json(name).dump() + ": " + m.dump();
+            first = false;
+        }
+        out += "\n    }}";
+    }
+    out += "\n  ]\n}\n";
+    return out;
+}
+
 std::vector<uint64_t> baseline_seeds(const json& b, const std::string& file, const Scenario& sc) {
     if (!b.is_object() || !b.contains("wakesim_baseline"))
         throw InputError(file, "", "expected a baseline file written by `wakesim baseline`");

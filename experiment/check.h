@@ -19,6 +19,8 @@ namespace wakesim {
 inline constexpr double kDefaultTolerancePct = 5.0;
 
 nlohmann::json baseline_json(const Scenario& sc, const std::vector<RunRecord>& runs);
+// The file's text: one line per metric of each (case, policy), so that a diff names the metrics.
+std::string baseline_text(const nlohmann::json& baseline);
 
 struct CheckOptions {
     std::vector<std::pair<Metric, double>> tolerances;  // METRIC=PCT; adds METRIC to the checked ones
