@@ -162,6 +162,38 @@ TraceWindow parse_trace_window(const std::string& text) {
     return w;
 }
 
+// Progress on stderr for runs and sweeps that take more than 2 seconds: on a terminal, a bar with
+// the runs done, elapsed time and ETA, rewritten in place every second; otherwise a plain line
+// every 10 seconds. Debian 12 packages no C++ progress-bar library, hence these lines.
+class Progress {
+public:
+    Progress(std::string what, bool quiet) : what_(std::move(what)), quiet_(quiet), tty_(isatty(fileno(stderr)) != 0) {}
+    void operator()(size_t done, size_t total) {
+        if (quiet_ || total == 0) return;
+        const auto now = std::chrono::steady_clock::now();
+        const double el = std::chrono::duration<double>(now - start_).count();
+        if (!printed_ && (done == total || el < 2.0)) return;  // short: nothing
+        if (printed_ && done < total && now - last_ < std::chrono::seconds(tty_ ? 1 : 10)) return;
+        last_ = now;
+        printed_ = true;
+        const double eta = done > 0 ? el / static_cast<double>(done) * static_cast<double>(total - done) : 0;
+        std::string bar;
+        if (tty_) {
+            const size_t width = 30, full = done * width / total;
+            bar = "[" + std::string(full, '#') + std::string(width - full, '.') + "] ";
+        }
+        std::fprintf(stderr, "%swakesim: %s: %s%zu/%zu runs, %.0f s elapsed, ETA %.0f s%s", tty_ ? "\r" : "",
+                     what_.c_str(), bar.c_str(), done, total, el, eta, tty_ && done < total ? "" : "\n");
+        std::fflush(stderr);
+    }
+
+private:
+    std::string what_;
+    bool quiet_, tty_;
+    bool printed_ = false;
+    std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_ = start_;
+};
+
 }  // namespace
 
 // The command; main() adds the check that what it printed was written.
@@ -192,6 +224,8 @@ static int wakesim_main(int argc, char** argv) {
     run->add_option("-j,--jobs", jobs, "runs in parallel (results are identical for any value)")->check(CLI::Range(1, 256));
     run->add_flag("--force", force, "overwrite existing output files");
     run->add_flag("--check-invariants", check, "check scheduler invariants at the end of each run");
+    bool run_quiet = false;
+    run->add_flag("-q,--quiet", run_quiet, "no progress lines on stderr (shown for runs longer than 2 s)");
 
     auto* compare = app.add_subcommand(
         "compare", "compare each policy with a baseline policy over seeds: mean, sd, 95% CI, Δ% and Welch's t-test");
@@ -208,6 +242,7 @@ static int wakesim_main(int argc, char** argv) {
     compare->add_option("--baseline-policy", baseline_policy, "the policy the others are compared with (default: the first)");
     compare->add_option("--metric", cmp_metrics, "compare these metrics (repeatable; default: the summarised ones)");
     compare->add_option("--format", format, "table or json")->check(CLI::IsMember({"table", "json"}));
+    compare->add_flag("-q,--quiet", run_quiet, "no progress lines on stderr");
     compare->add_option("-j,--jobs", jobs, "runs in parallel (results are identical for any value)")->check(CLI::Range(1, 256));
 
     auto* sweep = app.add_subcommand("sweep", "run a sweep file's points x cases x policies x seeds into JSON Lines");
@@ -233,6 +268,7 @@ static int wakesim_main(int argc, char** argv) {
     baseline->add_option("--seeds", seeds, "run seeds 1..N instead of the scenario's seeds")->check(CLI::Range(1, 10000));
     baseline->add_option("-j,--jobs", jobs, "runs in parallel (results are identical for any value)")->check(CLI::Range(1, 256));
     baseline->add_flag("--force", force, "overwrite an existing baseline");
+    baseline->add_flag("-q,--quiet", run_quiet, "no progress lines on stderr");
 
     auto* check_cmd = app.add_subcommand(
         "check", "run a scenario and compare it with a baseline: exit 1 on a significant regression beyond tolerance");
@@ -241,6 +277,7 @@ static int wakesim_main(int argc, char** argv) {
     check_cmd->add_option("scenario", scenario_path, "scenario JSON file")->required();
     check_cmd->add_option("--baseline", baseline_path, "a file written by `wakesim baseline`")->required();
     check_cmd->add_option("--tolerance", tolerances, "METRIC=PCT: allowed worsening in percent (default 5; repeatable)");
+    check_cmd->add_flag("-q,--quiet", run_quiet, "no progress lines on stderr");
     check_cmd->add_option("-j,--jobs", jobs, "runs in parallel (results are identical for any value)")->check(CLI::Range(1, 256));
 
     auto* explain = app.add_subcommand("explain", "print the decision path of one wakeup");
@@ -371,21 +408,8 @@ static int wakesim_main(int argc, char** argv) {
             so.resume = resume;
             so.force = force;
             const Sweep sw = load_sweep(sweep_path);
-            const bool tty = isatty(fileno(stderr)) != 0;
-            const auto start = std::chrono::steady_clock::now();
-            auto last = start;
-            auto progress = [&](size_t done, size_t total) {
-                if (quiet) return;
-                const auto now = std::chrono::steady_clock::now();
-                const double el = std::chrono::duration<double>(now - start).count();
-                if (done < total && now - last < std::chrono::seconds(tty ? 1 : 10)) return;
-                last = now;
-                const double eta = done > 0 ? el / static_cast<double>(done) * static_cast<double>(total - done) : 0;
-                std::fprintf(stderr, "%swakesim: sweep %s: %zu/%zu runs, %.0f s elapsed, ETA %.0f s%s", tty ? "\r" : "",
-                             sw.name.c_str(), done, total, el, eta, tty && done < total ? "" : "\n");
-                std::fflush(stderr);
-            };
-            const SweepTally t = run_sweep(sw, so, progress);
+            Progress progress("sweep " + sw.name, quiet);
+            const SweepTally t = run_sweep(sw, so, std::ref(progress));
             if (!quiet)
                 std::fprintf(stderr, "wakesim: sweep %s: %zu runs in this shard, %zu kept from the output, %zu run\n",
                              sw.name.c_str(), t.total, t.kept, t.ran);
@@ -411,6 +435,7 @@ static int wakesim_main(int argc, char** argv) {
             const nlohmann::json b = load_json_file(baseline_path);
             sc.seeds = baseline_seeds(b, baseline_path, sc);
             RunOptions opt;
+            opt.progress = Progress(sc.name, run_quiet);
             opt.jobs = jobs;
             const auto runs = run_scenario(sc, opt);
             const auto rows = check_against(sc, runs, b, baseline_path, co);
@@ -428,6 +453,7 @@ static int wakesim_main(int argc, char** argv) {
         if (*baseline) {
             refuse_overwrite(out_path, force);
             RunOptions opt;
+            opt.progress = Progress(sc.name, run_quiet);
             opt.jobs = jobs;
             const std::string text = baseline_text(baseline_json(sc, run_scenario(sc, opt)));
             std::FILE* f = std::fopen(out_path.c_str(), "w");
@@ -453,6 +479,7 @@ static int wakesim_main(int argc, char** argv) {
                 copt.metrics.push_back(d->id);
             }
             RunOptions opt;
+            opt.progress = Progress(sc.name, run_quiet);
             opt.cases = cases;
             opt.policies = policies;
             opt.jobs = jobs;
@@ -487,6 +514,7 @@ static int wakesim_main(int argc, char** argv) {
         refuse_overwrite(out_path, force);
         refuse_overwrite(trace_path, force);
         RunOptions opt;
+        opt.progress = Progress(sc.name, run_quiet);
         opt.cases = cases;
         opt.policies = policies;
         opt.jobs = jobs;
