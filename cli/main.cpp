@@ -20,6 +20,7 @@
 #include "experiment/runner.h"
 #include "experiment/scenario.h"
 #include "experiment/sweep.h"
+#include "experiment/plot.h"
 #include "experiment/validate.h"
 #include "kernel/features.h"
 #include "metrics/metric_format.h"
@@ -262,6 +263,18 @@ static int wakesim_main(int argc, char** argv) {
     merge->add_option("-o,--out", out_path, "write to this file instead of stdout");
     merge->add_flag("--force", force, "overwrite an existing output");
 
+    auto* plot = app.add_subcommand("plot", "plot a metric against a sweep axis with 95% CI error bars (gnuplot)");
+    std::vector<std::string> plot_files;
+    PlotOptions popt;
+    bool plot_script_only = false;
+    plot->add_option("files", plot_files, "sweep outputs (JSON Lines)")->required();
+    plot->add_option("--x", popt.x, "the axis on the x axis: its JSON pointer or last part")->required();
+    plot->add_option("--y", popt.y, "the metric on the y axis")->required();
+    plot->add_option("--by", popt.by, "one line per: policy (default), case, or another axis");
+    plot->add_option("-o,--out", popt.out, "the figure: FILE.svg or FILE.png")->required();
+    plot->add_flag("--script", plot_script_only, "print the gnuplot script instead of running gnuplot");
+    plot->add_flag("--force", force, "overwrite an existing figure");
+
     auto* baseline = app.add_subcommand("baseline", "record a scenario's metrics per seed for `wakesim check`");
     baseline->add_option("scenario", scenario_path, "scenario JSON file")->required();
     baseline->add_option("-o,--out", out_path, "the baseline file")->required();
@@ -413,6 +426,23 @@ static int wakesim_main(int argc, char** argv) {
             if (!quiet)
                 std::fprintf(stderr, "wakesim: sweep %s: %zu runs in this shard, %zu kept from the output, %zu run\n",
                              sw.name.c_str(), t.total, t.kept, t.ran);
+            return 0;
+        }
+        if (*plot) {
+            refuse_overwrite(popt.out, force);
+            const std::string script = plot_script(plot_files, popt);
+            if (plot_script_only) {
+                std::fwrite(script.data(), 1, script.size(), stdout);  // checked in main()
+                return 0;
+            }
+            if (std::system("command -v gnuplot >/dev/null 2>&1") != 0)
+                throw std::runtime_error("plot: gnuplot not found; install Debian's gnuplot-nox (scripts/install-deps.sh)");
+            std::FILE* gp = ::popen("gnuplot", "w");
+            if (!gp) throw std::runtime_error("plot: cannot start gnuplot");
+            std::fwrite(script.data(), 1, script.size(), gp);
+            const int status = ::pclose(gp);
+            if (status != 0 || !std::filesystem::exists(popt.out))
+                throw std::runtime_error("plot: gnuplot failed (exit status " + std::to_string(status) + ")");
             return 0;
         }
         if (*merge) {

@@ -300,3 +300,51 @@ TEST_CASE("check: passes on unchanged input, fails with exit 1 on an injected re
     CHECK(badtol.rc == 2);
     CHECK(count_lines(badtol.out) == 1);
 }
+
+TEST_CASE("plot: a figure with error bars from a known sweep output", "[plot][cli]") {
+    REQUIRE(std::system("command -v gnuplot >/dev/null 2>&1") == 0);  // Debian gnuplot-nox (install-deps.sh)
+    TempDir tmp;
+    // Two policies at x = 4 and 8, two seeds each: means 10 and 20 (plain), 6 and 7 (patch).
+    std::string jsonl;
+    const char* rows[][4] = {{"plain", "4", "1", "9"},  {"plain", "4", "2", "11"}, {"plain", "8", "1", "19"},
+                             {"plain", "8", "2", "21"}, {"patch", "4", "1", "6"},  {"patch", "4", "2", "6"},
+                             {"patch", "8", "1", "6.5"}, {"patch", "8", "2", "7.5"}};
+    for (const auto& r : rows)
+        jsonl += std::string(R"({"sweep":"known","axes":{"/machine/topology/cores_per_cluster":)") + r[1] +
+                 R"(},"case":"c","policy":")" + r[0] + R"(","seed":)" + r[2] + R"(,"metrics":{"usec_per_op":)" + r[3] + "}}\n";
+    write_file(tmp.file("known.jsonl"), jsonl);
+    const std::string in = shell_quote(tmp.file("known.jsonl"));
+    const CmdResult script = run_wakesim("plot " + in + " --x cores_per_cluster --y usec_per_op -o f.svg --script", false);
+    INFO(script.out);
+    REQUIRE(script.rc == 0);
+    // Student t with 1 degree of freedom: 12.706 x sd / sqrt(2); plain at 4: sd 1.414 -> 12.706.
+    CHECK(contains(script.out, "4 10 12.70620474"));
+    CHECK(contains(script.out, "8 20 12.70620474"));
+    CHECK(contains(script.out, "4 6 0\n"));
+    CHECK(contains(script.out, "8 7 6.353102368"));
+    CHECK(contains(script.out, "title 'plain'"));
+    CHECK(contains(script.out, "title 'patch'"));
+    for (const char* ext : {"svg", "png"}) {
+        const std::string out = tmp.file(std::string("fig.") + ext);
+        const CmdResult r = run_wakesim("plot " + in + " --x /machine/topology/cores_per_cluster --y usec_per_op -o " + shell_quote(out));
+        INFO(r.out);
+        CHECK(r.rc == 0);
+        const std::string fig = read_file(out);
+        if (std::string(ext) == "svg") {
+            CHECK(contains(fig, "<svg"));
+            CHECK(contains(fig, "plain"));
+            CHECK(contains(fig, "patch"));
+        } else {
+            REQUIRE(fig.size() > 8);
+            CHECK(fig.substr(1, 3) == "PNG");
+        }
+    }
+    // Unknown axis or metric, a wrong extension: one line, exit 2.
+    for (const std::string bad : {"--x nope --y usec_per_op -o g.svg", "--x cores_per_cluster --y nope -o g.svg",
+                                  "--x cores_per_cluster --y usec_per_op -o g.pdf"}) {
+        const CmdResult r = run_wakesim("plot " + in + " " + bad);
+        INFO(bad << " -> " << r.out);
+        CHECK(r.rc == 2);
+        CHECK(count_lines(r.out) == 1);
+    }
+}
