@@ -46,7 +46,7 @@ std::vector<std::string> lines_of(const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("sweep: one line per run with its axis values; the same bytes for -j 1 and -j 2", "[sweep][cli]") {
+TEST_CASE("sweep: one line per run with its axis values, the same bytes for -j 1 and -j 2", "[sweep][cli]") {
     TempDir tmp;
     const std::string sweep = tmp.file("s.json");
     write_file(sweep, kSweep);
@@ -113,7 +113,7 @@ TEST_CASE("sweep: --resume after a kill (a file cut mid-line) gives the uninterr
     CHECK(contains(mismatch.out, "another sweep"));
 }
 
-TEST_CASE("sweep: shards 1/3, 2/3, 3/3 merged equal the unsharded run; merge refuses duplicates and other sweeps",
+TEST_CASE("sweep: shards 1/3, 2/3, 3/3 merged equal the unsharded run, and merge refuses duplicates and other sweeps",
           "[sweep][cli]") {
     TempDir tmp;
     const std::string sweep = tmp.file("s.json");
@@ -201,7 +201,7 @@ const char* const kCompareScenario = R"({
 })";
 }  // namespace
 
-TEST_CASE("compare: Δ% with its interval and a verdict; a policy without effect is flagged; --seed", "[compare][cli]") {
+TEST_CASE("compare: Δ% with its interval and a verdict, a policy without effect flagged, --seed", "[compare][cli]") {
     TempDir tmp;
     const std::string sc = tmp.file("cmp.json");
     write_file(sc, kCompareScenario);
