@@ -1,5 +1,8 @@
 // wakesim command line: run, explain, validate, list, topo. Thin: everything lives in the libraries.
 #include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include <chrono>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -11,9 +14,13 @@
 #include "policies/registry.h"
 #include "input/input_error.h"
 #include "input/json_input.h"
+#include "experiment/check.h"
+#include "experiment/compare.h"
 #include "experiment/report.h"
 #include "experiment/runner.h"
 #include "experiment/scenario.h"
+#include "experiment/sweep.h"
+#include "experiment/plot.h"
 #include "experiment/validate.h"
 #include "kernel/features.h"
 #include "metrics/metric_format.h"
@@ -156,6 +163,38 @@ TraceWindow parse_trace_window(const std::string& text) {
     return w;
 }
 
+// Progress on stderr for runs and sweeps that take more than 2 seconds: on a terminal, a bar with
+// the runs done, elapsed time and ETA, rewritten in place every second; otherwise a plain line
+// every 10 seconds. Debian 12 packages no C++ progress-bar library, hence these lines.
+class Progress {
+public:
+    Progress(std::string what, bool quiet) : what_(std::move(what)), quiet_(quiet), tty_(isatty(fileno(stderr)) != 0) {}
+    void operator()(size_t done, size_t total) {
+        if (quiet_ || total == 0) return;
+        const auto now = std::chrono::steady_clock::now();
+        const double el = std::chrono::duration<double>(now - start_).count();
+        if (!printed_ && (done == total || el < 2.0)) return;  // short: nothing
+        if (printed_ && done < total && now - last_ < std::chrono::seconds(tty_ ? 1 : 10)) return;
+        last_ = now;
+        printed_ = true;
+        const double eta = done > 0 ? el / static_cast<double>(done) * static_cast<double>(total - done) : 0;
+        std::string bar;
+        if (tty_) {
+            const size_t width = 30, full = done * width / total;
+            bar = "[" + std::string(full, '#') + std::string(width - full, '.') + "] ";
+        }
+        std::fprintf(stderr, "%swakesim: %s: %s%zu/%zu runs, %.0f s elapsed, ETA %.0f s%s", tty_ ? "\r" : "",
+                     what_.c_str(), bar.c_str(), done, total, el, eta, tty_ && done < total ? "" : "\n");
+        std::fflush(stderr);
+    }
+
+private:
+    std::string what_;
+    bool quiet_, tty_;
+    bool printed_ = false;
+    std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_ = start_;
+};
+
 }  // namespace
 
 // The command; main() adds the check that what it printed was written.
@@ -172,7 +211,11 @@ static int wakesim_main(int argc, char** argv) {
     run->add_option("scenario", scenario_path, "scenario JSON file")->required();
     run->add_option("--policy", policies, "run only these policies (repeatable)");
     run->add_option("--case", cases, "run only these cases (repeatable)");
-    run->add_option("--seeds", seeds, "run seeds 1..N instead of the scenario's seeds")->check(CLI::Range(1, 10000));
+    int64_t one_seed = -1;
+    auto* seeds_opt = run->add_option("--seeds", seeds, "run seeds 1..N instead of the scenario's seeds")->check(CLI::Range(1, 10000));
+    run->add_option("--seed", one_seed, "run only this seed")
+        ->check(CLI::Range(int64_t{0}, std::numeric_limits<int64_t>::max()))
+        ->excludes(seeds_opt);
     run->add_option("--format", format, "table, json, csv or perf (perf bench's lines per run)")
         ->check(CLI::IsMember({"table", "json", "csv", "perf"}));
     run->add_option("--trace", trace_path, "write ftrace-style sched events (one file per run)");
@@ -182,6 +225,73 @@ static int wakesim_main(int argc, char** argv) {
     run->add_option("-j,--jobs", jobs, "runs in parallel (results are identical for any value)")->check(CLI::Range(1, 256));
     run->add_flag("--force", force, "overwrite existing output files");
     run->add_flag("--check-invariants", check, "check scheduler invariants at the end of each run");
+    bool run_quiet = false;
+    run->add_flag("-q,--quiet", run_quiet, "no progress lines on stderr (shown for runs longer than 2 s)");
+
+    auto* compare = app.add_subcommand(
+        "compare", "compare each policy with a baseline policy over seeds: mean, sd, 95% CI, Δ% and Welch's t-test");
+    std::string baseline_policy;
+    std::vector<std::string> cmp_metrics;
+    compare->add_option("scenario", scenario_path, "scenario JSON file")->required();
+    compare->add_option("--policy", policies, "run only these policies (repeatable)");
+    compare->add_option("--case", cases, "run only these cases (repeatable)");
+    auto* cmp_seeds_opt =
+        compare->add_option("--seeds", seeds, "run seeds 1..N instead of the scenario's seeds")->check(CLI::Range(1, 10000));
+    compare->add_option("--seed", one_seed, "run only this seed")
+        ->check(CLI::Range(int64_t{0}, std::numeric_limits<int64_t>::max()))
+        ->excludes(cmp_seeds_opt);
+    compare->add_option("--baseline-policy", baseline_policy, "the policy the others are compared with (default: the first)");
+    compare->add_option("--metric", cmp_metrics, "compare these metrics (repeatable; default: the summarised ones)");
+    compare->add_option("--format", format, "table or json")->check(CLI::IsMember({"table", "json"}));
+    compare->add_flag("-q,--quiet", run_quiet, "no progress lines on stderr");
+    compare->add_option("-j,--jobs", jobs, "runs in parallel (results are identical for any value)")->check(CLI::Range(1, 256));
+
+    auto* sweep = app.add_subcommand("sweep", "run a sweep file's points x cases x policies x seeds into JSON Lines");
+    std::string sweep_path, shard = "1/1";
+    bool resume = false, quiet = false;
+    sweep->add_option("sweep", sweep_path, "sweep JSON file (docs/sweeps.md)")->required();
+    sweep->add_option("-o,--out", out_path, "the JSON Lines output, one line per finished run")->required();
+    sweep->add_option("-j,--jobs", jobs, "runs in parallel (the output is identical for any value)")->check(CLI::Range(1, 256));
+    sweep->add_flag("--resume", resume, "keep the runs already in the output and run the others");
+    sweep->add_flag("--force", force, "overwrite an existing output");
+    sweep->add_option("--shard", shard, "run only shard K of N (runs numbered i with i mod N = K-1)");
+    sweep->add_flag("-q,--quiet", quiet, "no progress lines on stderr");
+
+    auto* merge = app.add_subcommand("merge", "join the JSON Lines outputs of one sweep's shards, in run order");
+    std::vector<std::string> merge_files;
+    merge->add_option("files", merge_files, "shard outputs")->required();
+    merge->add_option("-o,--out", out_path, "write to this file instead of stdout");
+    merge->add_flag("--force", force, "overwrite an existing output");
+
+    auto* plot = app.add_subcommand("plot", "plot a metric against a sweep axis with 95% CI error bars (gnuplot)");
+    std::vector<std::string> plot_files;
+    PlotOptions popt;
+    bool plot_script_only = false;
+    plot->add_option("files", plot_files, "sweep outputs (JSON Lines)")->required();
+    plot->add_option("--x", popt.x, "the axis on the x axis: its JSON pointer or last part")->required();
+    plot->add_option("--y", popt.y, "the metric on the y axis")->required();
+    plot->add_option("--by", popt.by, "one line per: policy (default), case, or another axis");
+    plot->add_option("-o,--out", popt.out, "the figure: FILE.svg or FILE.png")->required();
+    plot->add_flag("--script", plot_script_only, "print the gnuplot script instead of running gnuplot");
+    plot->add_flag("--force", force, "overwrite an existing figure");
+
+    auto* baseline = app.add_subcommand("baseline", "record a scenario's metrics per seed for `wakesim check`");
+    baseline->add_option("scenario", scenario_path, "scenario JSON file")->required();
+    baseline->add_option("-o,--out", out_path, "the baseline file")->required();
+    baseline->add_option("--seeds", seeds, "run seeds 1..N instead of the scenario's seeds")->check(CLI::Range(1, 10000));
+    baseline->add_option("-j,--jobs", jobs, "runs in parallel (results are identical for any value)")->check(CLI::Range(1, 256));
+    baseline->add_flag("--force", force, "overwrite an existing baseline");
+    baseline->add_flag("-q,--quiet", run_quiet, "no progress lines on stderr");
+
+    auto* check_cmd = app.add_subcommand(
+        "check", "run a scenario and compare it with a baseline: exit 1 on a significant regression beyond tolerance");
+    std::string baseline_path;
+    std::vector<std::string> tolerances;
+    check_cmd->add_option("scenario", scenario_path, "scenario JSON file")->required();
+    check_cmd->add_option("--baseline", baseline_path, "a file written by `wakesim baseline`")->required();
+    check_cmd->add_option("--tolerance", tolerances, "METRIC=PCT: allowed worsening in percent (default 5; repeatable)");
+    check_cmd->add_flag("-q,--quiet", run_quiet, "no progress lines on stderr");
+    check_cmd->add_option("-j,--jobs", jobs, "runs in parallel (results are identical for any value)")->check(CLI::Range(1, 256));
 
     auto* explain = app.add_subcommand("explain", "print the decision path of one wakeup");
     std::string ex_case, ex_policy;
@@ -229,7 +339,7 @@ static int wakesim_main(int argc, char** argv) {
     import->add_option("dir", import_dir, "directory (a copy of /sys/devices/system/cpu)")->required();
 
     std::string machines;
-    for (auto* sub : {run, explain, validate, list, show})
+    for (auto* sub : {run, compare, sweep, baseline, check_cmd, explain, validate, list, show})
         sub->add_option("--machines", machines,
                         "directory of machine files (default: $WAKESIM_MACHINES, else the installed "
                         "share/wakesim/machines, else the source tree's machines/)");
@@ -303,10 +413,112 @@ static int wakesim_main(int argc, char** argv) {
                 if (!r.pass) return 1;
             return 0;
         }
+        if (*sweep) {
+            SweepOptions so;
+            parse_shard(shard, so.shard_k, so.shard_n);
+            so.jobs = jobs;
+            so.out = out_path;
+            so.resume = resume;
+            so.force = force;
+            const Sweep sw = load_sweep(sweep_path);
+            Progress progress("sweep " + sw.name, quiet);
+            const SweepTally t = run_sweep(sw, so, std::ref(progress));
+            if (!quiet)
+                std::fprintf(stderr, "wakesim: sweep %s: %zu runs in this shard, %zu kept from the output, %zu run\n",
+                             sw.name.c_str(), t.total, t.kept, t.ran);
+            return 0;
+        }
+        if (*plot) {
+            refuse_overwrite(popt.out, force);
+            const std::string script = plot_script(plot_files, popt);
+            if (plot_script_only) {
+                std::fwrite(script.data(), 1, script.size(), stdout);  // checked in main()
+                return 0;
+            }
+            if (std::system("command -v gnuplot >/dev/null 2>&1") != 0)
+                throw std::runtime_error("plot: gnuplot not found; install Debian's gnuplot-nox (scripts/install-deps.sh)");
+            std::FILE* gp = ::popen("gnuplot", "w");
+            if (!gp) throw std::runtime_error("plot: cannot start gnuplot");
+            std::fwrite(script.data(), 1, script.size(), gp);
+            const int status = ::pclose(gp);
+            if (status != 0 || !std::filesystem::exists(popt.out))
+                throw std::runtime_error("plot: gnuplot failed (exit status " + std::to_string(status) + ")");
+            return 0;
+        }
+        if (*merge) {
+            refuse_overwrite(out_path, force);
+            const std::string text = merge_sweep_outputs(merge_files);
+            if (out_path.empty()) {
+                std::fwrite(text.data(), 1, text.size(), stdout);  // checked in main()
+            } else {
+                std::FILE* f = std::fopen(out_path.c_str(), "w");
+                if (!f) throw InputError(out_path, "", "cannot open the output file for writing");
+                std::fwrite(text.data(), 1, text.size(), f);
+                close_written(f, out_path, "the output file");
+            }
+            return 0;
+        }
         Scenario sc = load_scenario(scenario_path);
+        if (*check_cmd) {
+            CheckOptions co;
+            for (const auto& t : tolerances) co.tolerances.push_back(parse_tolerance(t));
+            const nlohmann::json b = load_json_file(baseline_path);
+            sc.seeds = baseline_seeds(b, baseline_path, sc);
+            RunOptions opt;
+            opt.progress = Progress(sc.name, run_quiet);
+            opt.jobs = jobs;
+            const auto runs = run_scenario(sc, opt);
+            const auto rows = check_against(sc, runs, b, baseline_path, co);
+            const std::string text = check_report(sc, baseline_path, rows);
+            std::fwrite(text.data(), 1, text.size(), stdout);  // checked in main()
+            for (const auto& r : rows)
+                if (r.regression) return 1;
+            return 0;
+        }
         if (seeds > 0) {
             sc.seeds.clear();
             for (int i = 1; i <= seeds; ++i) sc.seeds.push_back(static_cast<uint64_t>(i));
+        }
+        if (one_seed >= 0) sc.seeds = {static_cast<uint64_t>(one_seed)};
+        if (*baseline) {
+            refuse_overwrite(out_path, force);
+            RunOptions opt;
+            opt.progress = Progress(sc.name, run_quiet);
+            opt.jobs = jobs;
+            const std::string text = baseline_text(baseline_json(sc, run_scenario(sc, opt)));
+            std::FILE* f = std::fopen(out_path.c_str(), "w");
+            if (!f) throw InputError(out_path, "", "cannot open the baseline file for writing");
+            std::fwrite(text.data(), 1, text.size(), f);
+            close_written(f, out_path, "the baseline file");
+            return 0;
+        }
+        if (*compare) {
+            CompareOptions copt;
+            copt.baseline_policy = baseline_policy;
+            for (const auto& name : cmp_metrics) {
+                const MetricDef* d = find_metric(name);
+                if (!d || (d->type != MetricType::integer && d->type != MetricType::real)) {
+                    std::vector<std::string> names;
+                    for (const MetricDef& x : metric_table())
+                        if (x.type == MetricType::integer || x.type == MetricType::real) names.push_back(x.name);
+                    const std::string hint = nearest_name(name, names);
+                    throw std::runtime_error("--metric: expected a numeric metric of `wakesim list metrics`, got " +
+                                             quote_for_message(name) +
+                                             (hint.empty() ? "" : " (did you mean " + quote_for_message(hint) + "?)"));
+                }
+                copt.metrics.push_back(d->id);
+            }
+            RunOptions opt;
+            opt.progress = Progress(sc.name, run_quiet);
+            opt.cases = cases;
+            opt.policies = policies;
+            opt.jobs = jobs;
+            const auto runs = run_scenario(sc, opt);
+            const Comparison cmp = compare_runs(sc, runs, copt);
+            const std::string text =
+                format == "json" ? comparison_json(sc, cmp).dump(2) + "\n" : comparison_table(sc, cmp);
+            std::fwrite(text.data(), 1, text.size(), stdout);  // checked in main()
+            return 0;
         }
         if (*explain) {
             const CaseSpec* c = ex_case.empty() ? &sc.cases.front() : &pick_named(sc.cases, ex_case, scenario_path, "case");
@@ -332,6 +544,7 @@ static int wakesim_main(int argc, char** argv) {
         refuse_overwrite(out_path, force);
         refuse_overwrite(trace_path, force);
         RunOptions opt;
+        opt.progress = Progress(sc.name, run_quiet);
         opt.cases = cases;
         opt.policies = policies;
         opt.jobs = jobs;

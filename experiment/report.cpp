@@ -1,6 +1,5 @@
 #include "experiment/report.h"
 
-#include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -10,21 +9,9 @@
 
 namespace wakesim {
 
-SeedStats seed_stats(const std::vector<double>& v) {
-    SeedStats s;
-    s.n = v.size();
-    if (v.empty()) return s;
-    double sum = 0;
-    for (double x : v) sum += x;
-    s.mean = sum / static_cast<double>(v.size());
-    if (v.size() < 2) return s;
-    double ss = 0;
-    for (double x : v) ss += (x - s.mean) * (x - s.mean);
-    const double sd = std::sqrt(ss / static_cast<double>(v.size() - 1));
-    boost::math::students_t dist(static_cast<double>(v.size() - 1));
-    const double t = boost::math::quantile(boost::math::complement(dist, 0.025));
-    s.ci95 = t * sd / std::sqrt(static_cast<double>(v.size()));
-    return s;
+bool interval_crosses_impossible(const MetricDef& d, const SeedStats& s) {
+    if (d.type != MetricType::integer && d.type != MetricType::real) return false;
+    return s.n > 1 && s.lo() < 0 && s.mean >= 0;
 }
 
 namespace {
@@ -101,7 +88,10 @@ nlohmann::json report_json(const Scenario& sc, const std::vector<RunRecord>& run
         for (const MetricDef& d : metric_table()) {
             if (!d.shown.summary) continue;
             const SeedStats s = stat(g, d.id);
-            x[d.name] = {{"mean", std::round(s.mean * 1e6) / 1e6}, {"ci95", std::round(s.ci95 * 1e6) / 1e6}};
+            x[d.name] = {{"mean", std::round(s.mean * 1e6) / 1e6},
+                         {"sd", std::round(s.sd * 1e6) / 1e6},
+                         {"ci95", std::round(s.ci95 * 1e6) / 1e6},
+                         {"too_few_seeds", interval_crosses_impossible(d, s)}};
         }
         sj.push_back(x);
     }
@@ -130,9 +120,15 @@ std::string report_table(const Scenario& sc, const std::vector<RunRecord>& runs)
     if (elapsed_column) rows.back().push_back("elapsed ms");
     rows.back().push_back("done");
     char buf[128];
-    auto cell_text = [&](const SeedStats& s, int precision, double divisor, bool with_ci) {
-        if (with_ci && s.n > 1)
-            std::snprintf(buf, sizeof buf, "%.*f ±%.*f", precision, s.mean / divisor, precision, s.ci95 / divisor);
+    bool any_spread = false, any_too_few = false;
+    auto cell_text = [&](const SeedStats& s, int precision, double divisor, bool with_ci, const MetricDef& d) {
+        if (with_ci && s.n > 1) {
+            any_spread = true;
+            const bool too_few = interval_crosses_impossible(d, s);
+            any_too_few |= too_few;
+            std::snprintf(buf, sizeof buf, "%.*f ±%.*f%s", precision, s.mean / divisor, precision, s.ci95 / divisor,
+                          too_few ? "†" : "");
+        }
         else
             std::snprintf(buf, sizeof buf, "%.*f", precision, s.mean / divisor);
         return std::string(buf);
@@ -147,28 +143,38 @@ std::string report_table(const Scenario& sc, const std::vector<RunRecord>& runs)
                 // A column of several metrics shows their means joined by '/', without the CI.
                 const bool per_op = d->id == Metric::usec_per_op || d->id == Metric::ops_per_sec;
                 if (!cell.empty()) cell += '/';
-                cell += per_op && per_op_undefined ? "-" : cell_text(stat(g, d->id), tc.precision, tc.divisor, defs.size() == 1);
+                cell += per_op && per_op_undefined ? "-" : cell_text(stat(g, d->id), tc.precision, tc.divisor, defs.size() == 1, *d);
             }
             row.push_back(cell);
         }
-        if (elapsed_column) row.push_back(cell_text(stat(g, Metric::sim_time_ns), 3, 1e6, true));
+        if (elapsed_column) row.push_back(cell_text(stat(g, Metric::sim_time_ns), 3, 1e6, true, metric_def(Metric::sim_time_ns)));
         bool done = true;
         for (const auto* r : g.runs) done &= r->result.completed;
         row.push_back(done ? "yes" : "limit");
         rows.push_back(std::move(row));
     }
+    // Widths in bytes, as always ("±" counts 2), except that the "†" mark counts 1 like the
+    // character it is, so that a marked cell lines up with the unmarked ones.
+    auto width = [](const std::string& cell) {
+        size_t marks = 0;
+        for (size_t at = cell.find("†"); at != std::string::npos; at = cell.find("†", at + 1)) ++marks;
+        return cell.size() - 2 * marks;
+    };
     std::vector<size_t> w(rows.front().size(), 0);
     for (const auto& r : rows)
-        for (size_t i = 0; i < r.size(); ++i) w[i] = std::max(w[i], r[i].size());
+        for (size_t i = 0; i < r.size(); ++i) w[i] = std::max(w[i], width(r[i]));
     std::ostringstream os;
     os << "# " << sc.name;
     if (!sc.description.empty()) os << ": " << sc.description;
     os << "\n";
+    if (any_spread)
+        os << "# over seeds: mean ±half-width of the 95% confidence interval of the mean (Student's t, n-1 degrees "
+              "of freedom); `wakesim compare` gives sd, intervals and Welch's test against a baseline policy\n";
     for (size_t ri = 0; ri < rows.size(); ++ri) {
         for (size_t i = 0; i < rows[ri].size(); ++i) {
             const bool left = i < 2;
             const std::string& cell = rows[ri][i];
-            const std::string pad(w[i] - cell.size(), ' ');
+            const std::string pad(w[i] - width(cell), ' ');
             os << (i ? "  " : "") << (left ? cell + pad : pad + cell);
         }
         os << "\n";
@@ -177,6 +183,8 @@ std::string report_table(const Scenario& sc, const std::vector<RunRecord>& runs)
             os << "\n";
         }
     }
+    if (any_too_few)
+        os << "† too few seeds: the 95% interval reaches below 0, which this metric cannot; run more seeds\n";
     if (!sc.expected.empty()) os << "expected: " << sc.expected << "\n";
     return os.str();
 }

@@ -1,6 +1,6 @@
 // Output formats for a scenario's runs: an aligned table (default), JSON (schema_version 1), CSV
-// and perf bench's text. Over several seeds the table and the JSON summary give the mean and a 95% confidence
-// interval (Student's t).
+// and perf bench's text. Over several seeds the table and the JSON summary give the mean, the standard
+// deviation and a 95% confidence interval (Student's t); the table's header says so.
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
@@ -8,16 +8,18 @@
 
 #include "experiment/runner.h"
 #include "experiment/scenario.h"
+#include "experiment/stats.h"
 
 namespace wakesim {
 
 inline constexpr int kSchemaVersion = 1;
 
-struct SeedStats {
-    double mean = 0, ci95 = 0;  // ci95: half-width; 0 with one seed
-    size_t n = 0;
-};
-SeedStats seed_stats(const std::vector<double>& v);
+using SeedStats = SampleStats;  // experiment/stats.h: mean, sd, 95% CI half-width
+inline SeedStats seed_stats(const std::vector<double>& v) { return sample_stats(v); }
+
+// Every numeric metric of the table is a count, a time, a rate or a ratio of such: none can be
+// below 0. An interval over seeds that reaches below 0 says the sample is too small.
+bool interval_crosses_impossible(const MetricDef& d, const SeedStats& s);
 
 nlohmann::json report_json(const Scenario& sc, const std::vector<RunRecord>& runs);
 std::string report_table(const Scenario& sc, const std::vector<RunRecord>& runs);

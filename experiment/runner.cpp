@@ -6,6 +6,7 @@
 #include <cstring>
 #include <cstdio>
 #include <stdexcept>
+#include <mutex>
 #include <thread>
 
 #include "input/input_error.h"
@@ -119,6 +120,8 @@ std::vector<RunRecord> run_scenario(const Scenario& sc, const RunOptions& opt) {
     std::atomic<size_t> next{0};
     std::exception_ptr failure;
     std::atomic<bool> failed{false};
+    std::mutex progress_mu;
+    size_t finished = 0;
     auto worker = [&] {
         for (size_t i = next++; i < jobs.size() && !failed; i = next++) {
             try {
@@ -144,6 +147,10 @@ std::vector<RunRecord> run_scenario(const Scenario& sc, const RunOptions& opt) {
                 // A full disk shows only here: fwrite buffers, and the last flush is fclose's.
                 if (tf) close_written(tf, trace_file, "the trace file");
                 out[i] = RunRecord{j.c->name, j.p->name, j.seed, std::move(r)};
+                if (opt.progress) {
+                    std::lock_guard<std::mutex> lock(progress_mu);
+                    opt.progress(++finished, jobs.size());
+                }
             } catch (...) {
                 if (!failed.exchange(true)) failure = std::current_exception();
             }

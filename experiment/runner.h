@@ -3,6 +3,7 @@
 #pragma once
 #include <functional>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,9 @@ struct RunOptions {
     TraceWindow trace_window;           // the simulated time each trace covers
     bool check_invariants = false;
     bool force = false;  // overwrite existing trace files
+    // Called after each finished run with the runs done and the total (from a worker thread,
+    // one call at a time); empty: none.
+    std::function<void(size_t done, size_t total)> progress;
 };
 
 // Throws InputError for an unknown case or policy name in the filter.

@@ -1,7 +1,9 @@
 // Golden outputs: every shipped scenario is run as `wakesim run S --format json` runs it, and each
 // run's metrics are compared, one line per metric, with tests/golden/<scenario>.txt. A deliberate
 // model change updates the goldens with scripts/update-goldens.sh; `git diff tests/golden` then
-// shows exactly which figures moved (case, policy, seed, metric, old and new value).
+// shows exactly which figures moved (case, policy, seed, metric, old and new value). The same runs
+// are checked against tests/baselines/<scenario>.json as `wakesim check` does (no regression
+// beyond 5% in a summarised metric); the update rewrites those baselines too.
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
@@ -12,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "experiment/check.h"
 #include "experiment/report.h"
 #include "experiment/runner.h"
 #include "experiment/scenario.h"
@@ -60,13 +63,30 @@ TEST_CASE("Every shipped scenario reproduces its golden figures", "[golden]") {
         const Scenario sc = load_scenario(f.string());
         RunOptions opt;
         opt.jobs = 2;
-        const std::vector<std::string> got = fingerprint(report_json(sc, run_scenario(sc, opt)));
+        const std::vector<RunRecord> runs = run_scenario(sc, opt);
+        const std::vector<std::string> got = fingerprint(report_json(sc, runs));
         const fs::path golden = src / "tests" / "golden" / (name + ".txt");
+        // The committed baseline of `wakesim check`, as a kernel developer's CI would use it.
+        const fs::path baseline = src / "tests" / "baselines" / (name + ".json");
         if (update) {
             fs::create_directories(golden.parent_path());
             std::ofstream out(golden);
             for (const auto& l : got) out << l << "\n";
+            fs::create_directories(baseline.parent_path());
+            std::ofstream(baseline) << baseline_text(baseline_json(sc, runs));
             continue;
+        }
+        REQUIRE(fs::exists(baseline));
+        {
+            std::ifstream in(baseline);
+            const nlohmann::json b = nlohmann::json::parse(in);
+            CHECK(baseline_seeds(b, baseline.string(), sc) == sc.seeds);
+            const auto rows = check_against(sc, runs, b, baseline.string(), CheckOptions{});
+            size_t regressions = 0;
+            for (const auto& r : rows) regressions += r.regression;
+            INFO(check_report(sc, baseline.string(), rows));
+            CHECK(!rows.empty());
+            CHECK(regressions == 0);
         }
         REQUIRE(fs::exists(golden));
         const std::vector<std::string> want = read_lines(golden);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "experiment/scenario.h"
+#include "experiment/sweep.h"
 
 #ifndef WAKESIM_SOURCE_DIR
 #define WAKESIM_SOURCE_DIR "."
@@ -17,18 +18,32 @@ TEST_CASE("every scenario in scenarios/ (and scenarios/validation/) loads and is
     const fs::path dir = fs::path(WAKESIM_SOURCE_DIR) / "scenarios";
     REQUIRE(fs::is_directory(dir));
     std::vector<fs::path> files;
+    std::vector<fs::path> sweeps;  // scenarios/sweeps/: sweep files, each point a scenario
     for (const auto& e : fs::recursive_directory_iterator(dir))
-        if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path());
+        if (e.is_regular_file() && e.path().extension() == ".json")
+            (e.path().parent_path().filename() == "sweeps" ? sweeps : files).push_back(e.path());
     REQUIRE(!files.empty());
+    REQUIRE(!sweeps.empty());
+    std::vector<std::pair<fs::path, wakesim::Scenario>> all;
     for (const auto& f : files) {
-        INFO(f.string());
-        wakesim::Scenario sc;
         try {
-            sc = wakesim::load_scenario(f.string());
+            all.emplace_back(f, wakesim::load_scenario(f.string()));
         } catch (const std::exception& e) {
-            FAIL_CHECK("load failed: " << e.what());
-            continue;
+            FAIL_CHECK(f.string() << ": load failed: " << e.what());
         }
+    }
+    for (const auto& f : sweeps) {
+        try {
+            const wakesim::Sweep sw = wakesim::load_sweep(f.string());
+            CHECK(sw.points.size() > 1);
+            CHECK(!sw.description.empty());
+            for (const auto& pt : sw.points) all.emplace_back(f, pt.scenario);
+        } catch (const std::exception& e) {
+            FAIL_CHECK(f.string() << ": load failed: " << e.what());
+        }
+    }
+    for (const auto& [f, sc] : all) {
+        INFO(f.string());
         CHECK(!sc.name.empty());
         CHECK(!sc.description.empty());
         CHECK(!sc.expected.empty());
