@@ -196,7 +196,15 @@ std::string comparison_table(const Scenario& sc, const Comparison& c) {
             any_too_few |= m.too_few_seeds;
             if (m.has_delta) {
                 r.push_back(fmt_pct(m.delta_pct));
-                r.push_back(m.welch.defined ? "[" + fmt_pct(m.delta_lo) + ", " + fmt_pct(m.delta_hi) + "]" : "-");
+                std::string interval = "-";
+                if (m.welch.defined) {  // appended piecewise: GCC 12 warns wrongly (-Wrestrict) on "[" + s
+                    interval = "[";
+                    interval += fmt_pct(m.delta_lo);
+                    interval += ", ";
+                    interval += fmt_pct(m.delta_hi);
+                    interval += "]";
+                }
+                r.push_back(std::move(interval));
             } else {
                 r.push_back("-");
                 r.push_back("-");
