@@ -13,6 +13,7 @@
 #include "input/input_error.h"
 #include "input/json_input.h"
 #include "experiment/report.h"
+#include "experiment/rtapp_import.h"
 #include "experiment/runner.h"
 #include "experiment/scenario.h"
 #include "experiment/validate.h"
@@ -299,6 +300,16 @@ static int wakesim_main(int argc, char** argv) {
     std::string import_dir;
     import->add_option("dir", import_dir, "directory (a copy of /sys/devices/system/cpu)")->required();
 
+    auto* import_cmd = app.add_subcommand("import", "turn another tool's workload description into a scenario");
+    import_cmd->require_subcommand(1);
+    auto* rtapp = import_cmd->add_subcommand("rtapp", "an rt-app JSON workload -> a scenario with a program workload");
+    std::string rtapp_file, rtapp_out, rtapp_machine = "altra-80";
+    bool rtapp_force = false;
+    rtapp->add_option("file", rtapp_file, "rt-app JSON file")->required();
+    rtapp->add_option("-o,--out", rtapp_out, "write the scenario to this file instead of stdout");
+    rtapp->add_option("--machine", rtapp_machine, "the scenario's machine (default altra-80)");
+    rtapp->add_flag("--force", rtapp_force, "overwrite an existing output file");
+
     std::string machines;
     for (auto* sub : {run, explain, validate, list, show})
         sub->add_option("--machines", machines,
@@ -354,6 +365,19 @@ static int wakesim_main(int argc, char** argv) {
                     std::printf("profile %s (source: %s)\n", shown.profile->name.c_str(), shown.profile->source.c_str());
                     print_profile(*shown.profile, "  ");
                 }
+            }
+            return 0;
+        }
+        if (*rtapp) {
+            refuse_overwrite(rtapp_out, rtapp_force);
+            const std::string text = import_rtapp(rtapp_file, rtapp_machine).dump(2) + "\n";
+            if (rtapp_out.empty()) {
+                std::fwrite(text.data(), 1, text.size(), stdout);  // checked in main()
+            } else {
+                std::FILE* f = std::fopen(rtapp_out.c_str(), "w");
+                if (!f) throw InputError(rtapp_out, "", "cannot open the output file for writing");
+                std::fwrite(text.data(), 1, text.size(), f);
+                close_written(f, rtapp_out, "the output file");
             }
             return 0;
         }

@@ -562,3 +562,44 @@ TEST_CASE("cli: --format csv-long has one row per value, per-CPU metrics one row
         if (line.find('"') == std::string::npos) CHECK(std::count(line.begin(), line.end(), ',') == 6);
     }
 }
+
+TEST_CASE("cli: import rtapp turns an rt-app workload into a scenario that runs", "[cli][rtapp]") {
+    TempDir tmp;
+    const fs::path data = kSource / "tests" / "data" / "rtapp";
+    const CmdResult r = run_wakesim("import rtapp " + shell_quote((data / "periodic-pair.json").string()), false);
+    INFO(r.out);
+    REQUIRE(r.rc == 0);
+    const auto sc = nlohmann::json::parse(r.out);
+    CHECK(sc["workload"]["kind"] == "program");
+    CHECK(sc["run"]["duration"] == "2s");
+    const auto& tasks = sc["workload"]["tasks"];
+    REQUIRE(tasks.size() == 3);
+    // rt-app's event order is kept (run0, signal, sleep), not sorted.
+    CHECK(tasks[0]["name"] == "producer");
+    CHECK(tasks[0]["cpus"] == nlohmann::json::array({0, 1}));
+    CHECK(tasks[0]["program"] == nlohmann::json::parse(
+                                     R"([{"loop": 200, "do": [{"run": "300us"}, {"post": "ready"}, {"sleep": "700us"}]}])"));
+    CHECK(tasks[1]["nice"] == -5);
+    CHECK(tasks[1]["program"][0]["do"] == nlohmann::json::parse(R"([{"wait": "ready"}, {"run": "150us"}])"));
+    CHECK(tasks[2]["count"] == 2);
+    CHECK(tasks[2]["policy"] == "batch");
+    CHECK(tasks[2]["program"] == nlohmann::json::parse(
+                                     R"([{"loop": 10, "do": [{"run": "2000us"}, {"sleep": "500us"}]}, {"sleep": "5000us"}])"));
+    // The scenario runs.
+    const std::string out = tmp.file("imported.json");
+    REQUIRE(run_wakesim("import rtapp -o " + shell_quote(out) + " " + shell_quote((data / "periodic-pair.json").string())).rc == 0);
+    CHECK(run_wakesim("import rtapp -o " + shell_quote(out) + " " + shell_quote((data / "periodic-pair.json").string())).rc == 2);
+    const CmdResult ran = run_wakesim("run --format json " + shell_quote(out), false);
+    INFO(ran.out);
+    CHECK(ran.rc == 0);
+
+    // What the program kind cannot model is one line naming the event.
+    const CmdResult timer = run_wakesim("import rtapp " + shell_quote((data / "timer.json").string()));
+    CHECK(timer.rc == 2);
+    CHECK(count_lines(timer.out) == 1);
+    CHECK(timer.out.rfind("wakesim: error: " + (data / "timer.json").string() + ": /tasks/periodic/timer: expected no \"timer\"", 0) == 0);
+    const CmdResult fifo = run_wakesim("import rtapp " + shell_quote((data / "fifo.json").string()));
+    CHECK(fifo.rc == 2);
+    CHECK(count_lines(fifo.out) == 1);
+    CHECK(contains(fifo.out, ": /tasks/rt/policy: expected SCHED_OTHER, SCHED_BATCH or SCHED_IDLE"));
+}
