@@ -221,6 +221,8 @@ std::string usage_error_text(const CLI::App& app, const CLI::ParseError& e, int 
                    (hint.empty() ? "; see " + where + " --help" : "; did you mean " + quote_for_message(hint) + "?");
         }
     }
+    // A positional's name is CLI11's prefix: `list polices` reads better as "list: ...".
+    if (text.rfind("what: ", 0) == 0) text = "list: " + text.substr(6);
     for (char& c : text)
         if (c == '\n') c = ' ';
     return text;

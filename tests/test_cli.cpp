@@ -436,7 +436,8 @@ TEST_CASE("cli: usage errors are one line with the near miss suggested", "[cli]"
     CHECK(pol.rc == 2);
     CHECK(count_lines(pol.out) == 1);
     CHECK(pol.out.rfind("wakesim: error: ", 0) == 0);
-    CHECK(contains(pol.out, "(did you mean \"policies\"?)"));
+    CHECK(pol.out == "wakesim: error: list: expected one of: policies, workloads, machines, features, metrics; got "
+                     "\"polices\" (did you mean \"policies\"?)\n");
     const CmdResult fmt = run_wakesim("run " + sc + " --format JSON");
     CHECK(fmt.rc == 2);
     CHECK(contains(fmt.out, "(did you mean \"json\"?)"));
