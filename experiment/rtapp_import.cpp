@@ -9,13 +9,14 @@
 //   "run"/"runtime": us       -> {"run": "Nus"}   (rt-app's run is calibrated CPU work)
 //   "sleep": us               -> {"sleep": "Nus"}
 //   "signal": "q"             -> {"post": "q"}    (a channel; see below)
-//   "wait": "q" or {"ref": q} -> {"wait": "q"}
+//   "wait": "q" or {"ref": q} -> {"wait": "q"}; with "mutex": m, the mutex is released around it
+//   "lock"/"unlock": m        -> {"wait"/"post": "mutex_m"}: a channel holding one token, which a
+//                                task "init_mutex_m" posts at the start
 //   "cpus": [0, 1]            -> "cpus": [0, 1]
 //   "policy"/"priority"       -> SCHED_OTHER/BATCH/IDLE with priority as nice
 // rt-app's signal wakes a waiter of a condition variable and is lost when none waits; a channel
 // keeps the token for the next wait. The import says so in the scenario's description.
-// Refused with a message: "timer" (an absolute period: the program kind has no timer step),
-// "lock"/"unlock" (no mutex), the real-time and deadline policies (wakesim models the fair
+// Refused with a message: "timer" (an absolute period: the program kind has no timer step), the real-time and deadline policies (wakesim models the fair
 // class), and every other event (mem, iorun, fork, barrier, suspend, resume, yield, ...).
 #include "experiment/rtapp_import.h"
 
@@ -46,6 +47,17 @@ struct Reader {
             fail(ptr, std::string("expected ") + what + ", an integer in [" + std::to_string(min) + ", " +
                           std::to_string(max) + "], got " + quote_for_message(v.dump()));
         return v.get<int64_t>();
+    }
+
+    std::vector<std::string> mutexes;  // their channels, each given its one token at the start
+
+    // A mutex is a channel holding one token: lock waits for it, unlock posts it back.
+    std::string mutex_channel(const std::string& name) {
+        const std::string c = channel("mutex_" + name);
+        bool known = false;
+        for (const auto& m : mutexes) known |= m == c;
+        if (!known) mutexes.push_back(c);
+        return c;
     }
 
     std::string channel(const std::string& name) {
@@ -81,12 +93,19 @@ struct Reader {
                 const ojson* ref = v.is_object() && v.contains("ref") ? &v["ref"] : &v;
                 if (!ref->is_string() || ref->get<std::string>().empty())
                     fail(at, "expected the name of the condition to wait for, or {\"ref\": NAME, \"mutex\": NAME}");
+                const ojson* mutex = v.is_object() && v.contains("mutex") ? &v["mutex"] : nullptr;
+                if (mutex && (!mutex->is_string() || mutex->get<std::string>().empty()))
+                    fail(at + "/mutex", "expected the name of the mutex the wait releases");
+                // pthread_cond_wait: release the mutex, wait, take it again.
+                if (mutex) steps.push_back({{"post", mutex_channel(mutex->get<std::string>())}});
                 steps.push_back({{"wait", channel(ref->get<std::string>())}});
+                if (mutex) steps.push_back({{"wait", mutex_channel(mutex->get<std::string>())}});
+            } else if (kind == "lock" || kind == "unlock") {
+                if (!v.is_string() || v.get<std::string>().empty()) fail(at, "expected the name of the mutex");
+                steps.push_back({{kind == "lock" ? "wait" : "post", mutex_channel(v.get<std::string>())}});
             } else if (kind == "timer") {
                 fail(at, "expected no \"timer\": a timer wakes at absolute period boundaries and wakesim's program "
                          "workload has no timer step; write the period's sleep as \"sleep\" if drift is acceptable");
-            } else if (kind == "lock" || kind == "unlock") {
-                fail(at, "expected no \"" + kind + "\": wakesim's program workload has no mutex");
             } else {
                 fail(at, "expected an rt-app event wakesim can model (run, runtime, sleep, signal, wait); \"" + kind +
                              "\" has no program step");
@@ -105,7 +124,7 @@ ojson import_rtapp(const std::string& path, const std::string& machine) {
     } catch (const std::exception&) {
         throw InputError(path, "", "expected an rt-app file in JSON (rt-app's own format); this is not valid JSON");
     }
-    Reader r{path, {}};
+    Reader r{path, {}, {}};
     if (!doc.is_object() || !doc.contains("tasks") || !doc["tasks"].is_object() || doc["tasks"].empty())
         r.fail(doc.is_object() && doc.contains("tasks") ? "/tasks" : "",
                "expected an rt-app file: an object with \"tasks\", an object of at least one task");
@@ -191,6 +210,9 @@ ojson import_rtapp(const std::string& path, const std::string& machine) {
             task["program"] = body;
         tasks.push_back(task);
     }
+    // Each mutex's token: one task that posts it at the start and exits.
+    for (const auto& m : r.mutexes)
+        tasks.push_back({{"name", "init_" + m}, {"program", ojson::array({{{"post", m}}})}});
     ojson channels = ojson::object();
     for (const auto& c : r.channels) channels[c] = ojson::object();
     ojson sc;

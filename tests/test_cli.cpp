@@ -594,6 +594,21 @@ TEST_CASE("cli: import rtapp turns an rt-app workload into a scenario that runs"
     INFO(ran.out);
     CHECK(ran.rc == 0);
 
+    // A mutex is a channel with one token; a wait with a mutex releases it around the wait.
+    const CmdResult mx = run_wakesim("import rtapp " + shell_quote((data / "mutex-cond.json").string()), false);
+    INFO(mx.out);
+    REQUIRE(mx.rc == 0);
+    const auto ms = nlohmann::json::parse(mx.out);
+    CHECK(ms["workload"]["tasks"][0]["program"][0]["do"] ==
+          nlohmann::json::parse(R"([{"wait": "mutex_m"}, {"post": "mutex_m"}, {"wait": "cond"}, {"wait": "mutex_m"},
+                                   {"post": "mutex_m"}, {"run": "100us"}])"));
+    CHECK(ms["workload"]["tasks"][2] == nlohmann::json::parse(R"({"name": "init_mutex_m", "program": [{"post": "mutex_m"}]})"));
+    const std::string mout = tmp.file("mutex.json");
+    write_file(mout, mx.out);
+    const CmdResult mran = run_wakesim("run --format json " + shell_quote(mout), false);
+    INFO(mran.out);
+    CHECK(mran.rc == 0);
+
     // What the program kind cannot model is one line naming the event.
     const CmdResult timer = run_wakesim("import rtapp " + shell_quote((data / "timer.json").string()));
     CHECK(timer.rc == 2);
