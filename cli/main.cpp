@@ -2,8 +2,9 @@
 #include <CLI/CLI.hpp>
 #include <unistd.h>
 
-#include <chrono>
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -17,6 +18,7 @@
 #include "experiment/check.h"
 #include "experiment/compare.h"
 #include "experiment/report.h"
+#include "experiment/rtapp_import.h"
 #include "experiment/runner.h"
 #include "experiment/scenario.h"
 #include "experiment/sweep.h"
@@ -33,10 +35,13 @@ using namespace wakesim;
 
 namespace {
 
+// Each parameter as a scenario's "machine": {"profile": {...}} takes it ("syscall": "100ns"), its
+// meaning and its source.
 void print_profile(const MachineProfile& p, const char* indent) {
-    for (const auto& l : p.describe())
-        std::printf("%s%-28s %-12s %-6s %s\n%s%-28s   source: %s\n", indent, l.name.c_str(), l.value.c_str(), l.unit.c_str(),
-                    l.help.c_str(), indent, "", l.source.c_str());
+    for (const auto& l : p.describe()) {
+        const std::string typed = "\"" + l.key + "\": " + l.typed;
+        std::printf("%s%-34s %s\n%s%-34s source: %s\n", indent, typed.c_str(), l.help.c_str(), indent, "", l.source.c_str());
+    }
 }
 
 // `list workloads`: each kind and its description; -v or --markdown: every parameter table too,
@@ -69,7 +74,7 @@ int list_workloads(bool verbose, bool markdown, const std::string& table) {
     return 0;
 }
 
-int list_cmd(const std::string& what, bool markdown) {
+int list_cmd(const std::string& what, bool markdown, bool verbose) {
     if (what == "policies" && markdown) {
         std::fputs(policies_markdown().c_str(), stdout);
     } else if (what == "policies") {
@@ -88,6 +93,10 @@ int list_cmd(const std::string& what, bool markdown) {
         std::printf("machine files in %s (docs/machines.md):\n", machines_dir().c_str());
         for (const MachineFile& m : all) {
             const std::string& name = m.profile.name;
+            if (!verbose) {  // one line each; -v: the profile too
+                std::printf("%s: %s (%d CPUs)\n", name.c_str(), m.topo.description().c_str(), m.topo.nr_cpus());
+                continue;
+            }
             std::printf("%s: %s (%d CPUs)\n  profile source: %s\n", name.c_str(), m.topo.description().c_str(),
                         m.topo.nr_cpus(), m.profile.source.c_str());
             print_profile(m.profile, "    ");
@@ -195,13 +204,76 @@ private:
     std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_ = start_;
 };
 
+// A CLI11 check that a value is one of `choices`, with the near miss suggested (ignoring case):
+// `list polices` -> expected one of: policies, ...; got "polices" (did you mean "policies"?).
+CLI::Validator one_of(std::vector<std::string> choices) {
+    std::string list;
+    for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
+    return CLI::Validator(
+        [choices, list](std::string& v) -> std::string {
+            if (std::find(choices.begin(), choices.end(), v) != choices.end()) return {};
+            const std::string hint = nearest_name(v, choices);
+            return "expected one of: " + list + "; got " + quote_for_message(v) +
+                   (hint.empty() ? "" : " (did you mean " + quote_for_message(hint) + "?)");
+        },
+        "{" + list + "}");
+}
+
+// The deepest subcommand the command line selected (the app itself when none).
+const CLI::App* selected_command(const CLI::App& app) {
+    const CLI::App* at = &app;
+    for (bool deeper = true; deeper;) {
+        deeper = false;
+        for (const CLI::App* sub : at->get_subcommands()) {
+            at = sub;
+            deeper = true;
+            break;
+        }
+    }
+    return at;
+}
+
+// CLI11's own message as one line in wakesim's words: an unknown option is named with the
+// nearest option of its subcommand ("--seed 3" -> did you mean "--seeds"?); the rest keep
+// CLI11's text, on one line.
+std::string usage_error_text(const CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
+    std::string text = e.what();
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+        const CLI::App* cmd = selected_command(app);
+        std::vector<std::string> names;
+        for (const CLI::App* a = cmd; a != nullptr; a = a->get_parent())
+            for (const CLI::Option* o : a->get_options()) {
+                for (const auto& l : o->get_lnames()) names.push_back("--" + l);
+                for (const auto& sn : o->get_snames()) names.push_back("-" + sn);
+            }
+        for (int i = 1; i < argc; ++i) {
+            std::string arg = argv[i];
+            if (arg.size() < 2 || arg[0] != '-' || arg == "--") continue;
+            if (const auto eq = arg.find('='); eq != std::string::npos) arg.resize(eq);
+            if (std::find(names.begin(), names.end(), arg) != names.end()) continue;
+            std::vector<std::string> longs;
+            for (const auto& n : names)
+                if (n.rfind("--", 0) == 0) longs.push_back(n);
+            const std::string hint = nearest_name(arg, longs);
+            const std::string where = cmd == &app ? std::string("wakesim") : "wakesim " + cmd->get_name();
+            return "unknown option " + quote_for_message(arg) + " for " + where +
+                   (hint.empty() ? "; see " + where + " --help" : "; did you mean " + quote_for_message(hint) + "?");
+        }
+    }
+    // A positional's name is CLI11's prefix: `list polices` reads better as "list: ...".
+    if (text.rfind("what: ", 0) == 0) text = "list: " + text.substr(6);
+    for (char& c : text)
+        if (c == '\n') c = ' ';
+    return text;
+}
+
 }  // namespace
 
 // The command; main() adds the check that what it printed was written.
 static int wakesim_main(int argc, char** argv) {
     CLI::App app{"wakesim: a deterministic simulator of Linux task-wakeup placement"};
     app.require_subcommand(1);
-    app.set_version_flag("--version", "wakesim 0.1.0 (models Linux v6.19 fair-class wake placement)");
+    app.set_version_flag("--version", "wakesim " + wakesim_version() + " (models Linux v6.19 fair-class wake placement)");
 
     auto* run = app.add_subcommand("run", "run a scenario: compare its policies over its cases and seeds");
     std::string scenario_path, format = "table", trace_path, out_path;
@@ -216,8 +288,10 @@ static int wakesim_main(int argc, char** argv) {
     run->add_option("--seed", one_seed, "run only this seed")
         ->check(CLI::Range(int64_t{0}, std::numeric_limits<int64_t>::max()))
         ->excludes(seeds_opt);
-    run->add_option("--format", format, "table, json, csv or perf (perf bench's lines per run)")
-        ->check(CLI::IsMember({"table", "json", "csv", "perf"}));
+    run->add_option("--format", format,
+                    "table, json, csv, csv-long (one row per value: case, machine, policy, seed, metric, cpu, value) "
+                    "or perf (perf bench's lines per run)")
+        ->check(one_of({"table", "json", "csv", "csv-long", "perf"}));
     run->add_option("--trace", trace_path, "write ftrace-style sched events (one file per run)");
     std::string trace_window;
     run->add_option("--trace-window", trace_window, "trace only simulated time FROM:TO, e.g. 0ms:10ms");
@@ -313,7 +387,7 @@ static int wakesim_main(int argc, char** argv) {
                          "validation scenario files or directories (default: the installed share/wakesim/scenarios/"
                          "validation, else the source tree's scenarios/validation)");
     validate->add_option("--format", val_format, "table, json or markdown (docs/validation.md's table)")
-        ->check(CLI::IsMember({"table", "json", "markdown"}));
+        ->check(one_of({"table", "json", "markdown"}));
     validate->add_option("-j,--jobs,--threads", val_jobs, "runs in parallel (results are identical for any value)")
         ->check(CLI::Range(1, 256));
 
@@ -322,9 +396,9 @@ static int wakesim_main(int argc, char** argv) {
     bool list_verbose = false, list_markdown = false;
     list->add_option("what", what, "policies | workloads | machines | features | metrics")
         ->required()
-        ->check(CLI::IsMember({"policies", "workloads", "machines", "features", "metrics"}));
+        ->check(one_of({"policies", "workloads", "machines", "features", "metrics"}));
     list->add_option("table", list_table, "workloads --markdown: only this table (pipe, program.task, hogs, ...)");
-    list->add_flag("-v,--verbose", list_verbose, "workloads: every parameter table");
+    list->add_flag("-v,--verbose", list_verbose, "workloads: every parameter table; machines: every profile value and its source");
     list->add_flag("--markdown", list_markdown, "the Markdown that docs/ carries (policies, workloads, metrics)");
 
     auto* topo = app.add_subcommand("topo", "show a topology and its sched domains, or import one from sysfs");
@@ -337,6 +411,16 @@ static int wakesim_main(int argc, char** argv) {
     auto* import = topo->add_subcommand("import", "read a copy of /sys/devices/system/cpu and print its JSON");
     std::string import_dir;
     import->add_option("dir", import_dir, "directory (a copy of /sys/devices/system/cpu)")->required();
+
+    auto* import_cmd = app.add_subcommand("import", "turn another tool's workload description into a scenario");
+    import_cmd->require_subcommand(1);
+    auto* rtapp = import_cmd->add_subcommand("rtapp", "an rt-app JSON workload -> a scenario with a program workload");
+    std::string rtapp_file, rtapp_out, rtapp_machine = "altra-80";
+    bool rtapp_force = false;
+    rtapp->add_option("file", rtapp_file, "rt-app JSON file")->required();
+    rtapp->add_option("-o,--out", rtapp_out, "write the scenario to this file instead of stdout");
+    rtapp->add_option("--machine", rtapp_machine, "the scenario's machine (default altra-80)");
+    rtapp->add_flag("--force", rtapp_force, "overwrite an existing output file");
 
     std::string machines;
     for (auto* sub : {run, compare, sweep, baseline, check_cmd, explain, validate, list, show})
@@ -353,7 +437,7 @@ static int wakesim_main(int argc, char** argv) {
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        std::fprintf(stderr, "wakesim: error: %s\n", e.what());
+        std::fprintf(stderr, "wakesim: error: %s\n", usage_error_text(app, e, argc, argv).c_str());
         return 2;
     }
 
@@ -361,11 +445,12 @@ static int wakesim_main(int argc, char** argv) {
         if (!machines.empty()) set_machines_dir(machines);
         if (*list) {
             if (what == "workloads") return list_workloads(list_verbose, list_markdown, list_table);
-            if (list_verbose || !list_table.empty())
-                throw std::runtime_error("-v and a table name go with \"list workloads\"");
+            if (!list_table.empty()) throw std::runtime_error("a table name goes with \"list workloads --markdown\"");
+            if (list_verbose && what != "machines")
+                throw std::runtime_error("-v goes with \"list workloads\" or \"list machines\"");
             if (list_markdown && what != "policies" && what != "metrics")
                 throw std::runtime_error("--markdown goes with \"list policies\", \"list workloads\" or \"list metrics\"");
-            return list_cmd(what, list_markdown);
+            return list_cmd(what, list_markdown, list_verbose);
         }
         if (*show) {
             const ShownMachine shown = load_topo_arg(topo_arg);
@@ -378,19 +463,33 @@ static int wakesim_main(int argc, char** argv) {
                 if (shown.profile) {
                     nlohmann::json pj = nlohmann::json::array();
                     for (const auto& l : shown.profile->describe())
-                        pj.push_back({{"name", l.name}, {"value", l.value}, {"unit", l.unit}, {"help", l.help}, {"source", l.source}});
+                        pj.push_back({{"name", l.name}, {"value", l.value}, {"unit", l.unit}, {"help", l.help}, {"source", l.source},
+                                      {"key", l.key}, {"typed", nlohmann::json::parse(l.typed)}});
                     j["profile"] = pj;
                 }
                 std::cout << j.dump(2) << "\n";
             } else {
-                std::printf("%s: %s\n%d CPUs, %d NUMA nodes, SMT %s, clusters %s, asym capacity %s\n", t.name().c_str(),
-                            t.description().c_str(), t.nr_cpus(), t.nr_nodes(), t.smt_present() ? "yes" : "no",
+                std::printf("%s: %s\n%d CPUs, %d NUMA node%s, SMT %s, clusters %s, asym capacity %s\n", t.name().c_str(),
+                            t.description().c_str(), t.nr_cpus(), t.nr_nodes(), t.nr_nodes() == 1 ? "" : "s", t.smt_present() ? "yes" : "no",
                             t.has_clusters() ? "yes" : "no", t.asym_capacity() ? "yes" : "no");
                 std::cout << sd.describe(t);
                 if (shown.profile) {
                     std::printf("profile %s (source: %s)\n", shown.profile->name.c_str(), shown.profile->source.c_str());
                     print_profile(*shown.profile, "  ");
                 }
+            }
+            return 0;
+        }
+        if (*rtapp) {
+            refuse_overwrite(rtapp_out, rtapp_force);
+            const std::string text = import_rtapp(rtapp_file, rtapp_machine).dump(2) + "\n";
+            if (rtapp_out.empty()) {
+                std::fwrite(text.data(), 1, text.size(), stdout);  // checked in main()
+            } else {
+                std::FILE* f = std::fopen(rtapp_out.c_str(), "w");
+                if (!f) throw InputError(rtapp_out, "", "cannot open the output file for writing");
+                std::fwrite(text.data(), 1, text.size(), f);
+                close_written(f, rtapp_out, "the output file");
             }
             return 0;
         }
@@ -560,7 +659,9 @@ static int wakesim_main(int argc, char** argv) {
         if (format == "json")
             text = report_json(sc, runs).dump(2) + "\n";
         else if (format == "csv")
-            text = report_csv(runs);
+            text = report_csv(sc, runs);
+        else if (format == "csv-long")
+            text = report_csv_long(sc, runs);
         else if (format == "perf") {
             std::string warning;
             text = report_perf(sc, runs, warning);
@@ -578,7 +679,13 @@ static int wakesim_main(int argc, char** argv) {
         }
         return 0;
     } catch (const InputError& e) {
-        std::fprintf(stderr, "wakesim: error: %s\n", e.what());
+        // One line per error: several when a file has several mistakes (InputErrors).
+        const std::string text = e.what();
+        for (size_t at = 0; at <= text.size();) {
+            const size_t end = std::min(text.find('\n', at), text.size());
+            std::fprintf(stderr, "wakesim: error: %s\n", text.substr(at, end - at).c_str());
+            at = end + 1;
+        }
         return 2;
     } catch (const std::logic_error& e) {
         std::fprintf(stderr, "wakesim: internal error: %s\n", e.what());

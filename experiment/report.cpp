@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <map>
 #include <sstream>
+#include <stdexcept>
 
 #include "metrics/metric_format.h"
 
@@ -39,9 +40,30 @@ SeedStats stat(const Group& g, Metric m) {
 
 }  // namespace
 
+std::string wakesim_version() { return WAKESIM_VERSION; }
+
+nlohmann::json profile_overrides(const CaseSpec& c) {
+    nlohmann::json o = nlohmann::json::object();
+    for (const auto& l : c.profile.describe())
+        if (l.source == "scenario override") o[l.key] = nlohmann::json::parse(l.typed);
+    return o;
+}
+
+namespace {
+
+const CaseSpec& case_of(const Scenario& sc, const std::string& name) {
+    for (const auto& c : sc.cases)
+        if (c.name == name) return c;
+    throw std::logic_error("report: a run of an unknown case " + name);
+}
+
+}  // namespace
+
 nlohmann::json report_json(const Scenario& sc, const std::vector<RunRecord>& runs) {
     nlohmann::json j;
     j["schema_version"] = kSchemaVersion;
+    j["wakesim_version"] = wakesim_version();
+    j["scenario_hash"] = sc.hash;
     j["scenario"] = sc.name;
     j["description"] = sc.description;
     j["expected"] = sc.expected;
@@ -54,6 +76,7 @@ nlohmann::json report_json(const Scenario& sc, const std::vector<RunRecord>& run
         cj["profile"] = c.profile.name;
         cj["workload"] = c.workload.kind;
         cj["features"] = c.sched.features.effective();
+        cj["profile_overrides"] = profile_overrides(c);
         cases.push_back(cj);
     }
     j["cases"] = cases;
@@ -170,6 +193,16 @@ std::string report_table(const Scenario& sc, const std::vector<RunRecord>& runs)
     if (any_spread)
         os << "# over seeds: mean ±half-width of the 95% confidence interval of the mean (Student's t, n-1 degrees "
               "of freedom); `wakesim compare` gives sd, intervals and Welch's test against a baseline policy\n";
+    os << "# wakesim " << wakesim_version() << ", scenario " << sc.hash << "\n";
+    for (const auto& c : sc.cases) {
+        bool ran = false;
+        for (const auto& g : gs) ran |= g.case_name == c.name;
+        if (!ran) continue;
+        os << "# case " << c.name << ": machine " << c.topo->name() << ", features " << c.sched.features.effective();
+        const nlohmann::json o = profile_overrides(c);
+        if (!o.empty()) os << ", profile overrides " << o.dump();
+        os << "\n";
+    }
     for (size_t ri = 0; ri < rows.size(); ++ri) {
         for (size_t i = 0; i < rows[ri].size(); ++i) {
             const bool left = i < 2;
@@ -203,17 +236,40 @@ std::string csv_field(const std::string& s) {
 }
 }  // namespace
 
-std::string report_csv(const std::vector<RunRecord>& runs) {
+std::string report_csv(const Scenario& sc, const std::vector<RunRecord>& runs) {
     std::ostringstream os;
     if (runs.empty()) return "";
     const std::vector<Metric> cols = csv_metrics();
-    os << "case,policy,seed,completed";
+    os << "case,machine,policy,seed,completed";
     for (Metric m : cols) os << "," << metric_def(m).name;
     os << "\n";
     for (const auto& r : runs) {
-        os << csv_field(r.case_name) << "," << csv_field(r.policy) << "," << r.seed << "," << (r.result.completed ? 1 : 0);
+        os << csv_field(r.case_name) << "," << csv_field(case_of(sc, r.case_name).topo->name()) << "," << csv_field(r.policy)
+           << "," << r.seed << "," << (r.result.completed ? 1 : 0);
         for (Metric m : cols) os << "," << csv_cell(r.result.metrics, m);
         os << "\n";
+    }
+    return os.str();
+}
+
+std::string report_csv_long(const Scenario& sc, const std::vector<RunRecord>& runs) {
+    std::ostringstream os;
+    os << "case,machine,policy,seed,metric,cpu,value\n";
+    for (const auto& r : runs) {
+        const std::string head = csv_field(r.case_name) + "," + csv_field(case_of(sc, r.case_name).topo->name()) + "," +
+                                 csv_field(r.policy) + "," + std::to_string(r.seed) + ",";
+        for (const MetricDef& d : metric_table()) {
+            const nlohmann::json v = to_json(r.result.metrics.value(d.id));
+            if (v.is_array()) {
+                for (size_t cpu = 0; cpu < v.size(); ++cpu)
+                    os << head << d.name << "," << cpu << "," << csv_field(v[cpu].dump()) << "\n";
+            } else if (v.is_object()) {  // a breakdown: one row per part, named metric.part
+                for (const auto& [part, x] : v.items())
+                    os << head << csv_field(std::string(d.name) + "." + part) << ",," << csv_field(x.dump()) << "\n";
+            } else {
+                os << head << d.name << ",," << csv_field(v.is_string() ? v.get<std::string>() : v.dump()) << "\n";
+            }
+        }
     }
     return os.str();
 }
@@ -251,10 +307,7 @@ std::string report_perf(const Scenario& sc, const std::vector<RunRecord>& runs, 
     Time shortest = kTimeNever;
     int shortest_tasks = 0;
     for (const auto& r : runs) {
-        const CaseSpec* c = nullptr;
-        for (const auto& x : sc.cases)
-            if (x.name == r.case_name) c = &x;
-        if (!c) throw std::logic_error("report_perf: a run of an unknown case");
+        const CaseSpec* c = &case_of(sc, r.case_name);
         const WorkloadBuild& w = c->workload;
         const Time window = r.result.metrics.integer(Metric::sim_time_ns);
         const int64_t ops = r.result.metrics.integer(Metric::ops);

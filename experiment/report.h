@@ -21,9 +21,22 @@ inline SeedStats seed_stats(const std::vector<double>& v) { return sample_stats(
 // below 0. An interval over seeds that reaches below 0 says the sample is too small.
 bool interval_crosses_impossible(const MetricDef& d, const SeedStats& s);
 
+// The project's version (CMake's project version), as reports and --version print it.
+std::string wakesim_version();
+// A case's profile values that its scenario overrides, as the scenario writes them
+// ({"syscall": "100ns"}); empty when it takes its machine's profile as it is.
+nlohmann::json profile_overrides(const CaseSpec& c);
+
+// Every report names what produced it: wakesim's version, the scenario's hash, and per case the
+// machine, the effective scheduler features and the profile overrides.
 nlohmann::json report_json(const Scenario& sc, const std::vector<RunRecord>& runs);
 std::string report_table(const Scenario& sc, const std::vector<RunRecord>& runs);
-std::string report_csv(const std::vector<RunRecord>& runs);
+// One row per run: case, machine, policy, seed, completed, then the scalar metrics.
+std::string report_csv(const Scenario& sc, const std::vector<RunRecord>& runs);
+// `--format csv-long` (tidy data for pandas/LISA): one row per value, columns case, machine,
+// policy, seed, metric, cpu, value; cpu is empty for a run-wide metric and the CPU number for each
+// element of a per-CPU one.
+std::string report_csv_long(const Scenario& sc, const std::vector<RunRecord>& runs);
 // `--format perf`: per run, the lines `perf bench sched pipe` / `perf bench sched messaging` print
 // (a program run: its Total time), after a `#` line naming case, policy and seed, so results paste
 // next to real runs. `warning` gets one line (else "") when runs are so short that a real run's

@@ -100,35 +100,63 @@ CaseSpec parse_case(const nlohmann::json& doc, const std::string& file, const st
     c.topo = m.topo;
     c.domains = m.domains;
     c.profile = m.profile;
+    // The sections after the machine are read independently: every error of each is reported.
+    InputErrorCollector errors;
     if (auto f = root.get("features")) {
-        f->require_object();
-        f->check_keys(SchedFeatures::names());
-        for (const auto& k : f->keys()) c.sched.features.set_by_name(k, f->at(k).as_bool());
+        errors.attempt([&] {
+            f->require_object();
+            errors.attempt([&] { f->check_keys(SchedFeatures::names()); });
+            for (const auto& k : f->keys())
+                errors.attempt([&] { c.sched.features.set_by_name(k, f->at(k).as_bool()); });
+        });
     }
     if (auto s = root.get("sched")) {
-        s->require_object();
-        s->check_keys({"migration_cost", "base_slice", "sis_scan_at_start"});
-        c.sched.migration_cost_ns = s->duration_or("migration_cost", c.sched.migration_cost_ns, 0, kNsPerSec);
-        c.sched.base_slice_ns = s->duration_or("base_slice", c.sched.base_slice_ns, 100000, kNsPerSec);
-        if (auto v = s->get("sis_scan_at_start")) c.sched.start_sis_scan_full = v->as_enum({"full", "zero"}) == "full";
+        errors.attempt([&] {
+            s->require_object();
+            errors.attempt([&] { s->check_keys({"migration_cost", "base_slice", "sis_scan_at_start"}); });
+            errors.attempt(
+                [&] { c.sched.migration_cost_ns = s->duration_or("migration_cost", c.sched.migration_cost_ns, 0, kNsPerSec); });
+            errors.attempt([&] { c.sched.base_slice_ns = s->duration_or("base_slice", c.sched.base_slice_ns, 100000, kNsPerSec); });
+            errors.attempt([&] {
+                if (auto v = s->get("sis_scan_at_start")) c.sched.start_sis_scan_full = v->as_enum({"full", "zero"}) == "full";
+            });
+        });
     }
-    c.workload = build_workload(root.at("workload"), c.profile, *c.topo);
+    const bool workload_read = errors.attempt([&] { c.workload = build_workload(root.at("workload"), c.profile, *c.topo); });
     static const nlohmann::json kNoRun = nlohmann::json::object();  // JsonNode keeps a pointer: it must outlive it
     JsonNode run = root.get("run") ? root.at("run") : JsonNode(kNoRun, file, "/run");
-    run.require_object();
-    run.check_keys({"ops", "warmup_ops", "warmup", "duration", "seeds"});
-    c.warmup_ops = static_cast<uint64_t>(run.int_or("warmup_ops", 0, 0, 1000000000));
-    c.warmup_time = run.duration_or("warmup", 0, 0, kMaxRunTime);
-    if (c.warmup_ops && c.warmup_time) run.at("warmup").fail("expected either \"warmup_ops\" or \"warmup\", not both");
-    c.ops = static_cast<uint64_t>(run.int_or("ops", 0, 0, 1000000000));
-    c.max_time = run.duration_or("duration", kDefaultMaxTime, 1000, kMaxRunTime);
-    if (c.workload.total_ops && c.warmup_ops >= c.workload.total_ops)
-        run.at("warmup_ops").fail("expected fewer warm-up ops than the workload performs (" +
-                                  std::to_string(c.workload.total_ops) + ")");
+    errors.attempt([&] {
+        run.require_object();
+        errors.attempt([&] { run.check_keys({"ops", "warmup_ops", "warmup", "duration", "seeds"}); });
+        errors.attempt([&] {
+            c.warmup_ops = static_cast<uint64_t>(run.int_or("warmup_ops", 0, 0, 1000000000));
+            c.warmup_time = run.duration_or("warmup", 0, 0, kMaxRunTime);
+            if (c.warmup_ops && c.warmup_time)
+                run.at("warmup").fail("expected either \"warmup_ops\" or \"warmup\", not both");
+        });
+        errors.attempt([&] { c.ops = static_cast<uint64_t>(run.int_or("ops", 0, 0, 1000000000)); });
+        errors.attempt([&] { c.max_time = run.duration_or("duration", kDefaultMaxTime, 1000, kMaxRunTime); });
+        if (workload_read && c.workload.total_ops && c.warmup_ops >= c.workload.total_ops)
+            run.at("warmup_ops").fail("expected fewer warm-up ops than the workload performs (" +
+                                      std::to_string(c.workload.total_ops) + ")");
+    });
+    errors.finish();
     return c;
 }
 
 }  // namespace
+
+std::string scenario_hash(const nlohmann::json& doc) {
+    uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a, 64 bits
+    for (const unsigned char c : doc.dump()) {
+        h ^= c;
+        h *= 0x100000001b3ULL;
+    }
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out = "fnv1a64:";
+    for (int shift = 60; shift >= 0; shift -= 4) out += kHex[(h >> shift) & 0xF];
+    return out;
+}
 
 Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
     JsonNode root(doc, file);
@@ -137,6 +165,7 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
                      "validation"});
     Scenario sc;
     sc.file = file;
+    sc.hash = scenario_hash(doc);
     sc.name = root.string_or("name", std::filesystem::path(file).stem().string());
     sc.description = root.string_or("description", "");
     sc.expected = root.string_or("expected", "");
@@ -145,11 +174,12 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
     pols.require_array();
     if (pols.size() == 0) pols.fail("expected at least one policy");
     std::set<std::string> labels;
-    for (size_t i = 0; i < pols.size(); ++i) {
+    InputErrorCollector errors;  // every bad policy, case and section, each error on its own line
+    for (size_t i = 0; i < pols.size(); ++i) errors.attempt([&] {
         Policy p = policy_from_json(pols[i]);
         if (!labels.insert(p.name).second) pols[i].fail("expected a unique policy label, " + quote_for_message(p.name) + " appears twice");
         sc.policies.push_back(std::move(p));
-    }
+    });
     // Seeds.
     if (auto run = root.get("run")) {
         run->require_object();
@@ -178,6 +208,7 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
         cases->require_array();
         if (cases->size() == 0) cases->fail("expected at least one case (or no \"cases\" key)");
         std::set<std::string> names;
+        std::set<std::string> shared_seen;
         for (size_t i = 0; i < cases->size(); ++i) {
             JsonNode cn = (*cases)[i];
             cn.require_object();
@@ -195,27 +226,39 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
                     set->at("run").at("seeds").fail("expected seeds to be set for the whole scenario, not per case");
                 merged.merge_patch(set->raw());
             }
+            InputErrorCollector case_errors;
+            case_errors.attempt([&] { sc.cases.push_back(parse_case(merged, file, name, cn.string_or("description", ""))); });
             try {
-                sc.cases.push_back(parse_case(merged, file, name, cn.string_or("description", "")));
-            } catch (const InputError& e) {
-                // Point into the case's "set" when the bad value came from there.
-                const std::string ptr = e.pointer();
-                const std::string set_ptr = cn.pointer() + "/set" + ptr;
-                bool from_set = false;
-                if (cn.has("set") && e.file() == file) {  // not for an error inside a machine file
-                    try {
-                        from_set = !ptr.empty() && cn.at("set").raw().contains(nlohmann::json::json_pointer(ptr));
-                    } catch (...) {
-                        from_set = false;
+                case_errors.finish();
+            } catch (const InputError& caught) {
+                std::vector<InputError> each;
+                if (const auto* many = dynamic_cast<const InputErrors*>(&caught))
+                    each = many->all();
+                else
+                    each.push_back(caught);
+                for (const InputError& e : each) {
+                    // Point into the case's "set" when the bad value came from there.
+                    const std::string ptr = e.pointer();
+                    const std::string set_ptr = cn.pointer() + "/set" + ptr;
+                    bool from_set = false;
+                    if (cn.has("set") && e.file() == file) {  // not for an error inside a machine file
+                        try {
+                            from_set = !ptr.empty() && cn.at("set").raw().contains(nlohmann::json::json_pointer(ptr));
+                        } catch (...) {
+                            from_set = false;
+                        }
                     }
+                    // An error of the shared part shows in every case: report it once, for the first.
+                    if (!shared_seen.insert(e.file() + "\n" + ptr + "\n" + e.expected()).second) continue;
+                    errors.add(InputError(e.file(), from_set ? set_ptr : ptr,
+                                          e.expected() + (from_set ? "" : " (in case " + quote_for_message(name) + ")")));
                 }
-                throw InputError(e.file(), from_set ? set_ptr : ptr,
-                                 e.expected() + (from_set ? "" : " (in case " + quote_for_message(name) + ")"));
             }
         }
     } else {
-        sc.cases.push_back(parse_case(base, file, "default", ""));
+        errors.attempt([&] { sc.cases.push_back(parse_case(base, file, "default", "")); });
     }
+    errors.finish();
     if (auto v = root.get("validation")) sc.validation = parse_validation_section(*v, sc);
     return sc;
 }

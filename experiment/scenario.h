@@ -59,8 +59,14 @@ struct Scenario {
     std::vector<Policy> policies;
     std::vector<uint64_t> seeds;
     std::vector<ValidationRow> validation;  // empty: no "validation" section
+    // "fnv1a64:<16 hex digits>" of the scenario document in canonical form (nlohmann's dump:
+    // keys sorted, no whitespace), so a report names exactly what it ran: equal for files that
+    // differ only in layout or key order.
+    std::string hash;
 };
 
+// "fnv1a64:..." of a document in canonical form (Scenario::hash).
+std::string scenario_hash(const nlohmann::json& doc);
 // Reads and validates a scenario file. Errors are InputError (file, JSON pointer, expectation).
 Scenario load_scenario(const std::string& path);
 // The same from an already parsed document (`file` is used in messages and to resolve paths).

@@ -92,27 +92,75 @@ const std::vector<MachineProfile::IdleState>& MachineProfile::effective_idle_sta
     return one;
 }
 
+namespace {
+
+// A duration exactly as a user would write it: the largest unit that keeps it short, with as
+// many decimals as it needs (88 -> "88ns", 2220 -> "2.22us", 4000000 -> "4ms"); reads back equal.
+std::string exact_duration(int64_t ns) {
+    auto scaled = [](int64_t v, int64_t unit, int digits, const char* name) {
+        std::string frac = std::to_string(v % unit);
+        frac = std::string(static_cast<size_t>(digits) - frac.size(), '0') + frac;
+        while (!frac.empty() && frac.back() == '0') frac.pop_back();
+        return std::to_string(v / unit) + (frac.empty() ? "" : "." + frac) + name;
+    };
+    if (ns >= 1000000000 && ns % 1000000 == 0) return scaled(ns, 1000000000, 9, "s");
+    if (ns >= 1000000) return scaled(ns, 1000000, 6, "ms");
+    if (ns >= 1000) return scaled(ns, 1000, 3, "us");
+    return std::to_string(ns) + "ns";
+}
+
+// A frequency in kHz as a user writes it ("2.4GHz", "800MHz", "2401kHz").
+std::string exact_frequency(int64_t khz) {
+    if (khz % 1000000 == 0) return std::to_string(khz / 1000000) + "GHz";
+    if (khz % 1000 == 0) {
+        if (khz >= 1000000 && khz % 100000 == 0)
+            return std::to_string(khz / 1000000) + "." + std::to_string(khz % 1000000 / 100000) + "GHz";
+        return std::to_string(khz / 1000) + "MHz";
+    }
+    return std::to_string(khz) + "kHz";
+}
+
+}  // namespace
+
 std::vector<MachineProfile::Line> MachineProfile::describe() const {
     std::vector<Line> out;
     for (const auto& f : fields()) {
         const int64_t v = f.i ? this->*(f.i) : static_cast<int64_t>(this->*(f.b));
         std::string text = f.b ? (v ? "true" : "false") : std::to_string(v);
-        out.push_back({f.info.name, text, f.info.unit, f.info.help, source_of(f.info.name)});
+        std::string key = f.info.name;
+        nlohmann::json typed = f.b ? nlohmann::json(v != 0) : nlohmann::json(v);
+        if (std::string(f.info.unit) == "ns") {
+            key.resize(key.size() - 3);  // the JSON key drops "_ns": the value carries its unit
+            typed = exact_duration(v);
+        }
+        out.push_back({f.info.name, text, f.info.unit, f.info.help, source_of(f.info.name), key, typed.dump()});
     }
     std::string opps;
+    nlohmann::json opp_typed = nlohmann::json::array();
     for (int64_t k : opp_khz) {
         if (!opps.empty()) opps += ' ';
         opps += std::to_string(k);
+        opp_typed.push_back(exact_frequency(k));
     }
-    out.push_back({"opp_khz", opps.empty() ? "fixed" : opps, "kHz", "operating points, ascending", source_of("opp_khz")});
-    out.push_back({"freq_domain", freq_domain, "", "CPUs sharing a clock", source_of("freq_domain")});
-    out.push_back({"governor", governor, "", "cpufreq governor", source_of("governor")});
+    out.push_back({"opp_khz", opps.empty() ? "fixed" : opps, "kHz", "operating points, ascending", source_of("opp_khz"),
+                   "opp", opp_typed.dump()});
+    out.push_back({"freq_domain", freq_domain, "", "CPUs sharing a clock", source_of("freq_domain"), "freq_domain",
+                   nlohmann::json(freq_domain).dump()});
+    out.push_back({"governor", governor, "", "cpufreq governor", source_of("governor"), "governor", nlohmann::json(governor).dump()});
     std::string states;
-    for (const auto& s : effective_idle_states())
+    nlohmann::json states_typed = nlohmann::json::array();
+    for (const auto& s : effective_idle_states()) {
         states += (states.empty() ? "" : " ") + s.name + "(" + std::to_string(s.exit_ns) + "/" + std::to_string(s.residency_ns) +
                   (s.polling ? ",poll" : "") + ")";
-    out.push_back({"idle_states", states, "ns", "name(exit latency/target residency), shallow to deep", source_of("idle_states")});
-    out.push_back({"idle_governor", idle_governor, "", "cpuidle governor", source_of("idle_governor")});
+        nlohmann::json st = {{"name", s.name}, {"exit_latency", exact_duration(s.exit_ns)},
+                             {"target_residency", exact_duration(s.residency_ns)}};
+        if (s.polling) st["polling"] = true;
+        states_typed.push_back(std::move(st));
+    }
+    out.push_back({"idle_states", states, "ns", "name(exit latency/target residency), shallow to deep", source_of("idle_states"),
+                   "idle_states", states_typed.dump()});
+    out.push_back({"idle_governor", idle_governor, "", "cpuidle governor", source_of("idle_governor"), "idle_governor",
+                   nlohmann::json(idle_governor).dump()});
     return out;
 }
 

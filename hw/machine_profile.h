@@ -83,6 +83,9 @@ struct MachineProfile {
     // Every parameter, structured ones included, as text for `list machines` and `topo show`.
     struct Line {
         std::string name, value, unit, help, source;
+        // As a user types it in a scenario's "machine": {"profile": {...}}: the JSON key
+        // ("syscall") and the value as JSON text ("\"100ns\"", "250", "[\"800MHz\"]").
+        std::string key, typed;
     };
     std::vector<Line> describe() const;
 

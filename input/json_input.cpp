@@ -409,14 +409,21 @@ int edit_distance(std::string_view a, std::string_view b) {
     return row[b.size()];
 }
 
-// Closest candidate within max(2, |s|/3) edits; ties go to the earliest candidate. A candidate that
-// would need every character replaced (distance >= the longer length) is never suggested.
+// Closest candidate within max(2, |s|/3) edits, ignoring case ("WF_SYNC" finds wf_sync, "wa_idle"
+// finds WA_IDLE); ties go to the earliest candidate. A candidate that would need every character
+// replaced (distance >= the longer length) is never suggested.
 std::string nearest_name(std::string_view s, const std::vector<std::string>& candidates) {
+    auto lower = [](std::string_view t) {
+        std::string out(t);
+        for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        return out;
+    };
+    const std::string ls = lower(s);
     const int limit = std::max(2, static_cast<int>(s.size() / 3));
     int best = std::numeric_limits<int>::max();
     const std::string* pick = nullptr;
     for (const auto& c : candidates) {
-        const int d = edit_distance(s, c);
+        const int d = edit_distance(ls, lower(c));
         if (d < best && d <= limit && d < static_cast<int>(std::max(s.size(), c.size()))) {
             best = d;
             pick = &c;
@@ -439,6 +446,7 @@ void JsonNode::check_keys(std::initializer_list<std::string_view> allowed) const
 
 void JsonNode::check_keys(const std::vector<std::string>& allowed) const {
     require_object();
+    InputErrorCollector errors;  // every unknown key of the object, each on its own line
     for (const auto& [key, value] : j_->items()) {
         if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
         std::string msg = "unknown key " + quote(key);
@@ -449,8 +457,9 @@ void JsonNode::check_keys(const std::vector<std::string>& allowed) const {
             msg += "; this object takes no keys";
         else
             msg += "; expected one of: " + join(allowed, ", ");
-        throw InputError(file_, ptr_ + "/" + pointer_segment(key), msg);
+        errors.add(InputError(file_, ptr_ + "/" + pointer_segment(key), msg));
     }
+    errors.finish();
 }
 
 bool JsonNode::has(std::string_view key) const {

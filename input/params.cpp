@@ -1,5 +1,6 @@
 #include "input/params.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -86,7 +87,21 @@ ParamValues::Value read_value(const JsonNode& n, const ParamSpec& spec, std::str
             return v;
         }
         case ParamType::cpulist: {
-            std::string v = n.as_string();  // its CPUs are checked by the reader that knows the machine
+            // A string ("0-3,8", "0-7:2") or, as rt-app writes it, an array of CPU ids ([0, 1, 2]),
+            // read back as the equivalent list "0,1,2". Its CPUs are checked by the reader that
+            // knows the machine.
+            if (n.is_array()) {
+                if (n.size() == 0) n.fail("expected a non-empty array of CPU ids such as [0, 1, 2]");
+                std::string v;
+                for (size_t i = 0; i < n.size(); ++i)
+                    v += (i ? "," : "") + std::to_string(n[i].as_int(0, 1023));
+                written = v;
+                return v;
+            }
+            if (!n.is_string())
+                n.fail("expected a CPU list: a string such as \"0-3,8\" or an array of CPU ids such as [0, 1, 2]; got " +
+                       std::string(n.raw().type_name()) + " " + quote_for_message(n.raw().dump()));
+            std::string v = n.as_string();
             written = v;
             return v;
         }
@@ -213,24 +228,30 @@ ParamValues default_params(const ParamTable& table) {
 ParamValues read_params(const JsonNode& obj, const ParamTable& table, const std::vector<std::string>& other_keys) {
     obj.require_object();
     std::vector<std::string> allowed = other_keys;
-    for (const ParamSpec& s : table) allowed.push_back(s.name);
-    obj.check_keys(allowed);
+    for (const ParamSpec& s : table)
+        if (std::find(allowed.begin(), allowed.end(), s.name) == allowed.end()) allowed.push_back(s.name);
+    // Every unknown key and every bad value of the object is reported, each on its own line.
+    InputErrorCollector errors;
+    errors.attempt([&] { obj.check_keys(allowed); });
     ParamValues out;
     out.table_ = &table;
     for (const ParamSpec& s : table) {
         check_declaration(s);
         ParamValues::Entry e{&s, empty_value(s.type), {}, false};
-        if (auto n = obj.get(s.name)) {
-            e.value = read_value(*n, s, e.written);
-            e.given = true;
-        } else if (s.required()) {
-            obj.fail("missing required key \"" + s.name + "\"");
-        } else if (!s.default_value.empty()) {
-            const nlohmann::json j = default_json(s);
-            e.value = read_value(JsonNode(j, "<declaration of " + s.name + ">"), s, e.written);
-        }
+        errors.attempt([&] {
+            if (auto n = obj.get(s.name)) {
+                e.value = read_value(*n, s, e.written);
+                e.given = true;
+            } else if (s.required()) {
+                obj.fail("missing required key \"" + s.name + "\"");
+            } else if (!s.default_value.empty()) {
+                const nlohmann::json j = default_json(s);
+                e.value = read_value(JsonNode(j, "<declaration of " + s.name + ">"), s, e.written);
+            }
+        });
         out.entries_.push_back(std::move(e));
     }
+    errors.finish();
     return out;
 }
 

@@ -4,9 +4,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -271,7 +274,7 @@ TEST_CASE("cli: run prints table, json and csv", "[cli][run]") {
 
     const CmdResult csv = run_wakesim("run " + sc + " --format csv", false);
     REQUIRE(csv.rc == 0);
-    CHECK(csv.out.rfind("case,policy,seed,", 0) == 0);
+    CHECK(csv.out.rfind("case,machine,policy,seed,", 0) == 0);
     CHECK(count_lines(csv.out) == 5);  // header + 4 runs
 
     const CmdResult one = run_wakesim("run " + sc + " --format csv --case unpinned --policy plain", false);
@@ -402,4 +405,222 @@ TEST_CASE("docs/: every generated block matches the declarations it comes from",
         }
     }
     CHECK(blocks >= 1);
+}
+
+TEST_CASE("cli: list machines is one line per machine; -v prints the profile as a scenario writes it", "[cli][machines]") {
+    const CmdResult brief = run_wakesim("list machines");
+    REQUIRE(brief.rc == 0);
+    CHECK(count_lines(brief.out) == 1 + wakesim::machine_names().size());
+    CHECK_FALSE(contains(brief.out, "source:"));
+    const CmdResult verbose = run_wakesim("list machines -v");
+    REQUIRE(verbose.rc == 0);
+    CHECK(count_lines(verbose.out) > 10 * wakesim::machine_names().size());
+    CHECK(contains(verbose.out, "\"syscall\": \""));  // the key and value "machine": {"profile": ...} takes
+    CHECK(contains(verbose.out, "\"tick_hz\": "));
+    CHECK_FALSE(contains(verbose.out, "syscall_ns"));
+    const CmdResult show = run_wakesim("topo show kvm-2vcpu");
+    REQUIRE(show.rc == 0);
+    CHECK(contains(show.out, " 1 NUMA node, "));  // not "1 NUMA nodes"
+}
+
+TEST_CASE("cli: usage errors are one line with the near miss suggested", "[cli]") {
+    TempDir tmp;
+    const std::string sc = shell_quote(tiny_scenario(tmp));
+    const CmdResult seed = run_wakesim("run " + sc + " --sed 3");
+    INFO(seed.out);
+    CHECK(seed.rc == 2);
+    CHECK(count_lines(seed.out) == 1);
+    CHECK(seed.out == "wakesim: error: unknown option \"--sed\" for wakesim run; did you mean \"--seed\"?\n");
+    // A value out of range: CLI11's check, in the one-line form.
+    const CmdResult neg = run_wakesim("run " + sc + " --seed -1");
+    CHECK(neg.rc == 2);
+    CHECK(count_lines(neg.out) == 1);
+    CHECK(neg.out.rfind("wakesim: error: --seed: ", 0) == 0);
+    const CmdResult pol = run_wakesim("list polices");
+    INFO(pol.out);
+    CHECK(pol.rc == 2);
+    CHECK(count_lines(pol.out) == 1);
+    CHECK(pol.out.rfind("wakesim: error: ", 0) == 0);
+    CHECK(pol.out == "wakesim: error: list: expected one of: policies, workloads, machines, features, metrics; got "
+                     "\"polices\" (did you mean \"policies\"?)\n");
+    const CmdResult fmt = run_wakesim("run " + sc + " --format JSON");
+    CHECK(fmt.rc == 2);
+    CHECK(contains(fmt.out, "(did you mean \"json\"?)"));
+}
+
+TEST_CASE("cli: every error of a scenario is reported in one pass, each on its own line", "[cli][bad_inputs]") {
+    TempDir tmp;
+    const std::string path = tmp.file("many.json");
+    write_file(path, R"({
+  "machine": "altra-80",
+  "features": {"wa_idle": true, "SIS_UTIL": "yes"},
+  "workload": {"kind": "program", "chanels": {},
+    "tasks": [
+      {"name": "a", "nice": 99, "program": [{"run": "1ms", "sleep": "1ms"}, {"sleep": "5"}]},
+      {"name": "b", "cpus": [0, 1], "colour": "red", "program": [{"run": "1ms"}]}
+    ]},
+  "policies": ["plain", "WF_SYNC"],
+  "run": {"duraton": "1s", "warmup": "2"}
+})");
+    const CmdResult r = run_wakesim("run " + shell_quote(path));
+    INFO(r.out);
+    CHECK(r.rc == 2);
+    const std::string p = "wakesim: error: " + path + ": ";
+    for (const std::string& line :
+         {p + "/policies/1: expected one of: ", p + "/features/wa_idle: unknown key \"wa_idle\"; did you mean \"WA_IDLE\"?",
+          p + "/features/SIS_UTIL: expected a boolean", p + "/workload/chanels: unknown key \"chanels\"; did you mean \"channels\"?",
+          p + "/run/duraton: unknown key \"duraton\"; did you mean \"duration\"?", p + "/run/warmup: "}) {
+        INFO("want a line starting " << line);
+        CHECK(contains("\n" + r.out, "\n" + line));
+    }
+    CHECK(count_lines(r.out) == 6);
+    // With the workload's own keys right, its tasks' errors show, every one.
+    std::string text = read_file(path);
+    text.replace(text.find("\"chanels\": {},"), 14, "");
+    write_file(path, text);
+    const CmdResult t = run_wakesim("run " + shell_quote(path));
+    INFO(t.out);
+    for (const std::string& line : {p + "/workload/tasks/0/nice: expected an integer in [-20, 19], got 99",
+                                    p + "/workload/tasks/1/colour: unknown key \"colour\""}) {
+        INFO("want a line starting " << line);
+        CHECK(contains("\n" + t.out, "\n" + line));
+    }
+    CHECK(count_lines(t.out) == 7);
+}
+
+TEST_CASE("cli: a CPU list may be an array of CPU ids or use taskset's strides", "[cli]") {
+    TempDir tmp;
+    auto run_with = [&](const std::string& cpus) {
+        std::string text = kTinyScenario;
+        const std::string from = R"({"workload": {"cpus": "0"}})";
+        text.replace(text.find(from), from.size(), R"({"workload": {"cpus": )" + cpus + "}}");
+        const std::string path = tmp.file("cpus.json");
+        write_file(path, text);
+        return run_wakesim("run --format json --force --case pinned-cpu0 " + shell_quote(path), false);
+    };
+    const CmdResult str = run_with(R"("0,2,4,6")");
+    const CmdResult arr = run_with("[0, 2, 4, 6]");
+    const CmdResult stride = run_with(R"("0-7:2")");
+    const CmdResult other = run_with(R"("0-7")");
+    REQUIRE(str.rc == 0);
+    REQUIRE(arr.rc == 0);
+    REQUIRE(stride.rc == 0);
+    const auto runs = [](const CmdResult& r) { return nlohmann::json::parse(r.out)["runs"]; };
+    CHECK(runs(arr) == runs(str));
+    CHECK(runs(stride) == runs(str));
+    CHECK(runs(other) != runs(str));
+}
+
+TEST_CASE("cli: reports describe themselves: version, scenario hash, machine, features, profile overrides", "[cli][report]") {
+    TempDir tmp;
+    const std::string path = tiny_scenario(tmp);
+    const CmdResult ver = run_wakesim("--version", false);
+    REQUIRE(ver.rc == 0);
+    const CmdResult js = run_wakesim("run --format json " + shell_quote(path), false);
+    REQUIRE(js.rc == 0);
+    const auto j = nlohmann::json::parse(js.out);
+    const std::string version = j["wakesim_version"];
+    CHECK(!version.empty());
+    CHECK(ver.out.rfind("wakesim " + version + " ", 0) == 0);
+    const std::string hash = j["scenario_hash"];
+    CHECK(std::regex_match(hash, std::regex("fnv1a64:[0-9a-f]{16}")));
+    CHECK(j["cases"][0]["profile_overrides"] == nlohmann::json::object());
+    // The same scenario laid out differently has the same hash; another value, another hash and
+    // the override shows, as the scenario writes it.
+    write_file(path, nlohmann::json::parse(kTinyScenario).dump());
+    const auto same = nlohmann::json::parse(run_wakesim("run --format json " + shell_quote(path), false).out);
+    CHECK(same["scenario_hash"] == hash);
+    auto doc = nlohmann::json::parse(kTinyScenario);
+    doc["machine"] = {{"preset", "altra-80"}, {"profile", {{"syscall", "100ns"}}}};
+    write_file(path, doc.dump(2));
+    const CmdResult other = run_wakesim("run --format json " + shell_quote(path), false);
+    REQUIRE(other.rc == 0);
+    const auto o = nlohmann::json::parse(other.out);
+    CHECK(o["scenario_hash"] != hash);
+    CHECK(o["cases"][1]["profile_overrides"] == nlohmann::json{{"syscall", "100ns"}});
+
+    const CmdResult table = run_wakesim("run " + shell_quote(path), false);
+    REQUIRE(table.rc == 0);
+    CHECK(contains(table.out, "\n# wakesim " + version + ", scenario " + o["scenario_hash"].get<std::string>() + "\n"));
+    CHECK(contains(table.out, "\n# case pinned-cpu0: machine altra-80, features SIS_UTIL WA_IDLE "));
+    CHECK(contains(table.out, ", profile overrides {\"syscall\":\"100ns\"}\n"));
+
+    const CmdResult csv = run_wakesim("run --format csv " + shell_quote(path), false);
+    REQUIRE(csv.rc == 0);
+    CHECK(csv.out.rfind("case,machine,policy,seed,completed,", 0) == 0);
+    CHECK(contains(csv.out, "\nunpinned,altra-80,plain,1,1,"));
+}
+
+TEST_CASE("cli: --format csv-long has one row per value, per-CPU metrics one row per CPU", "[cli][report]") {
+    TempDir tmp;
+    const CmdResult r = run_wakesim("run --format csv-long --case unpinned --policy plain " + shell_quote(tiny_scenario(tmp)), false);
+    REQUIRE(r.rc == 0);
+    CHECK(r.out.rfind("case,machine,policy,seed,metric,cpu,value\n", 0) == 0);
+    CHECK(contains(r.out, "\nunpinned,altra-80,plain,1,usec_per_op,,"));
+    // altra-80 has 80 CPUs: a per-CPU metric has rows for cpu 0 to 79, and no cpu 80.
+    CHECK(contains(r.out, "\nunpinned,altra-80,plain,1,cpu_freq_khz,0,"));
+    CHECK(contains(r.out, "\nunpinned,altra-80,plain,1,cpu_freq_khz,79,"));
+    CHECK_FALSE(contains(r.out, "\nunpinned,altra-80,plain,1,cpu_freq_khz,80,"));
+    std::istringstream lines(r.out);
+    std::string line;
+    while (std::getline(lines, line)) {
+        INFO(line);
+        if (line.find('"') == std::string::npos) CHECK(std::count(line.begin(), line.end(), ',') == 6);
+    }
+}
+
+TEST_CASE("cli: import rtapp turns an rt-app workload into a scenario that runs", "[cli][rtapp]") {
+    TempDir tmp;
+    const fs::path data = kSource / "tests" / "data" / "rtapp";
+    const CmdResult r = run_wakesim("import rtapp " + shell_quote((data / "periodic-pair.json").string()), false);
+    INFO(r.out);
+    REQUIRE(r.rc == 0);
+    const auto sc = nlohmann::json::parse(r.out);
+    CHECK(sc["workload"]["kind"] == "program");
+    CHECK(sc["run"]["duration"] == "2s");
+    const auto& tasks = sc["workload"]["tasks"];
+    REQUIRE(tasks.size() == 3);
+    // rt-app's event order is kept (run0, signal, sleep), not sorted.
+    CHECK(tasks[0]["name"] == "producer");
+    CHECK(tasks[0]["cpus"] == nlohmann::json::array({0, 1}));
+    CHECK(tasks[0]["program"] == nlohmann::json::parse(
+                                     R"([{"loop": 200, "do": [{"run": "300us"}, {"post": "ready"}, {"sleep": "700us"}]}])"));
+    CHECK(tasks[1]["nice"] == -5);
+    CHECK(tasks[1]["program"][0]["do"] == nlohmann::json::parse(R"([{"wait": "ready"}, {"run": "150us"}])"));
+    CHECK(tasks[2]["count"] == 2);
+    CHECK(tasks[2]["policy"] == "batch");
+    CHECK(tasks[2]["program"] == nlohmann::json::parse(
+                                     R"([{"loop": 10, "do": [{"run": "2000us"}, {"sleep": "500us"}]}, {"sleep": "5000us"}])"));
+    // The scenario runs.
+    const std::string out = tmp.file("imported.json");
+    REQUIRE(run_wakesim("import rtapp -o " + shell_quote(out) + " " + shell_quote((data / "periodic-pair.json").string())).rc == 0);
+    CHECK(run_wakesim("import rtapp -o " + shell_quote(out) + " " + shell_quote((data / "periodic-pair.json").string())).rc == 2);
+    const CmdResult ran = run_wakesim("run --format json " + shell_quote(out), false);
+    INFO(ran.out);
+    CHECK(ran.rc == 0);
+
+    // A mutex is a channel with one token; a wait with a mutex releases it around the wait.
+    const CmdResult mx = run_wakesim("import rtapp " + shell_quote((data / "mutex-cond.json").string()), false);
+    INFO(mx.out);
+    REQUIRE(mx.rc == 0);
+    const auto ms = nlohmann::json::parse(mx.out);
+    CHECK(ms["workload"]["tasks"][0]["program"][0]["do"] ==
+          nlohmann::json::parse(R"([{"wait": "mutex_m"}, {"post": "mutex_m"}, {"wait": "cond"}, {"wait": "mutex_m"},
+                                   {"post": "mutex_m"}, {"run": "100us"}])"));
+    CHECK(ms["workload"]["tasks"][2] == nlohmann::json::parse(R"({"name": "init_mutex_m", "program": [{"post": "mutex_m"}]})"));
+    const std::string mout = tmp.file("mutex.json");
+    write_file(mout, mx.out);
+    const CmdResult mran = run_wakesim("run --format json " + shell_quote(mout), false);
+    INFO(mran.out);
+    CHECK(mran.rc == 0);
+
+    // What the program kind cannot model is one line naming the event.
+    const CmdResult timer = run_wakesim("import rtapp " + shell_quote((data / "timer.json").string()));
+    CHECK(timer.rc == 2);
+    CHECK(count_lines(timer.out) == 1);
+    CHECK(timer.out.rfind("wakesim: error: " + (data / "timer.json").string() + ": /tasks/periodic/timer: expected no \"timer\"", 0) == 0);
+    const CmdResult fifo = run_wakesim("import rtapp " + shell_quote((data / "fifo.json").string()));
+    CHECK(fifo.rc == 2);
+    CHECK(count_lines(fifo.out) == 1);
+    CHECK(contains(fifo.out, ": /tasks/rt/policy: expected SCHED_OTHER, SCHED_BATCH or SCHED_IDLE"));
 }

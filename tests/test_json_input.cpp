@@ -385,15 +385,22 @@ TEST_CASE("CPU lists expand ranges into ascending unique ids", "[json_input][cpu
     CHECK(parse_cpu_list("8,0-2,1") == std::vector<int>{0, 1, 2, 8});
     CHECK(parse_cpu_list("0-1023").size() == 1024);
     CHECK(parse_cpu_list("0-1\n") == std::vector<int>{0, 1});  // as read from sysfs
+    // Strides, as taskset -c reads them: every n-th CPU of the range from its first.
+    CHECK(parse_cpu_list("0-7:2") == std::vector<int>{0, 2, 4, 6});
+    CHECK(parse_cpu_list("1-15:4,0") == std::vector<int>{0, 1, 5, 9, 13});
+    CHECK(parse_cpu_list("0-3:1") == std::vector<int>{0, 1, 2, 3});
+    CHECK(parse_cpu_list("2-2:5") == std::vector<int>{2});
 }
 
 TEST_CASE("CPU lists reject junk, reversed ranges, negative and too large ids", "[json_input][cpulist]") {
-    for (const char* bad : {"", "a", "0-", "-", ",1", "1,", "1,,2", "0-3:2", "1 2", "0x1", "1-2-3"})
+    for (const char* bad : {"", "a", "0-", "-", ",1", "1,", "1,,2", "3:2", "0-3:", "0-3:0", "0-3:2:2", "1 2", "0x1", "1-2-3"})
         CHECK_THROWS_AS(parse_cpu_list(bad), std::invalid_argument);
     CHECK(invalid_argument_of([] { parse_cpu_list("3-1"); }) == "reversed range 3-1 in CPU list \"3-1\"");
     CHECK(invalid_argument_of([] { parse_cpu_list("-1"); }) == "CPU ids must not be negative, got \"-1\"");
     CHECK(invalid_argument_of([] { parse_cpu_list("0,1024"); }) ==
           "CPU id 1024 is out of range [0, 1023] in \"0,1024\"");
+    CHECK(invalid_argument_of([] { parse_cpu_list("0-7:0"); }) ==
+          "expected a stride in [1, 1023] after ':' (\"0-7:2\" is 0,2,4,6) in CPU list \"0-7:0\"");
 }
 
 // ---- one-line messages -----------------------------------------------------------------------

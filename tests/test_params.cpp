@@ -118,7 +118,9 @@ TEST_CASE("params: each type's errors name the value's pointer", "[params]") {
         {R"({"variant": "two_bit"})", "/w/variant", "expected one of: one_bit, two_bits, pair_id; got \"two_bit\" (did you mean \"two_bits\"?)"},
         {R"({"variant": 2})", "/w/variant", "expected one of: one_bit, two_bits, pair_id; got integer 2"},
         {R"({"label": ""})", "/w/label", "expected a non-empty string"},
-        {R"({"cpus": 3})", "/w/cpus", "expected a string, got integer 3"},
+        {R"({"cpus": 3})", "/w/cpus", "expected a CPU list: a string such as \"0-3,8\" or an array of CPU ids such as [0, 1, 2]; got number \"3\""},
+        {R"({"cpus": []})", "/w/cpus", "expected a non-empty array of CPU ids such as [0, 1, 2]"},
+        {R"({"cpus": [0, "1"]})", "/w/cpus/1", "expected an integer in [0, 1023], got string \"1\""},
     };
     for (const Bad& b : cases) {
         INFO(b.json);

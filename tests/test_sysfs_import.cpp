@@ -228,3 +228,19 @@ TEST_CASE("sysfs import: special and oversized files are refused", "[topology][s
         CHECK(e.expected().size() < 150);
     }
 }
+
+TEST_CASE("An imported machine is named after its DMI product name, never \"system\"", "[sysfs]") {
+    const fs::path root = fs::temp_directory_path() / ("wakesim-sysfs-dmi-" + std::to_string(::getpid()));
+    fs::remove_all(root);
+    fs::create_directories(root / "devices" / "system");
+    fs::copy(kData / "sysfs-2s2c2t" / "cpu", root / "devices" / "system" / "cpu", fs::copy_options::recursive);
+    const std::string cpu_dir = (root / "devices" / "system" / "cpu").string();
+    // A copy laid out as /sys is, without DMI tables: "system" says nothing, the name is "imported".
+    CHECK(import_sysfs(cpu_dir).name() == "imported");
+    fs::create_directories(root / "devices" / "virtual" / "dmi" / "id");
+    std::ofstream(root / "devices" / "virtual" / "dmi" / "id" / "product_name") << "To Be Filled By O.E.M.\n";
+    CHECK(import_sysfs(cpu_dir).name() == "imported");  // a firmware placeholder is no name
+    std::ofstream(root / "devices" / "virtual" / "dmi" / "id" / "product_name") << "PowerEdge R750 (2S)\n";
+    CHECK(import_sysfs(cpu_dir).name() == "poweredge-r750-2s");
+    fs::remove_all(root);
+}

@@ -120,6 +120,47 @@ int dense(std::map<Key, int>& ids, const Key& k) {
     return ids.emplace(k, static_cast<int>(ids.size())).first->second;
 }
 
+// A machine name from free text ("PowerEdge R750" -> "poweredge-r750"): lower case, letters,
+// digits, '.', '_' and '-', other runs of characters one '-'.
+std::string name_from_text(const std::string& text) {
+    std::string out;
+    for (const char ch : text) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (std::isalnum(c) || ch == '.' || ch == '_' || ch == '-')
+            out += static_cast<char>(std::tolower(c));
+        else if (!out.empty() && out.back() != '-')
+            out += '-';
+        if (out.size() >= 64) break;
+    }
+    while (!out.empty() && (out.back() == '-' || out.back() == '.')) out.pop_back();
+    return out;
+}
+
+// The name an imported machine gets: the machine's product name when the copy keeps the DMI
+// tables beside the CPUs (devices/virtual/dmi/id/product_name, as /sys has it), then the host
+// name when `root` is this machine's live /sys, then the folder the copy sits in. Placeholder
+// product names that firmware leaves unset are skipped.
+std::string machine_name(const fs::path& root) {
+    static const char* const kPlaceholders[] = {"to-be-filled-by-o.e.m", "system-product-name", "default-string",
+                                                "none", "not-specified", "not-applicable", "o.e.m", "unknown"};
+    auto usable = [](const std::string& n) {
+        if (n.empty()) return false;
+        for (const char* p : kPlaceholders)
+            if (n == p) return false;
+        return true;
+    };
+    std::error_code ec;
+    const fs::path dmi = root.parent_path().parent_path() / "virtual" / "dmi" / "id" / "product_name";
+    if (fs::is_regular_file(dmi, ec))
+        if (auto t = read_text(dmi); t && usable(name_from_text(*t))) return name_from_text(*t);
+    if (fs::equivalent(root, "/sys/devices/system/cpu", ec))
+        if (auto t = read_text("/proc/sys/kernel/hostname"); t && usable(name_from_text(*t))) return name_from_text(*t);
+    std::string name = root.filename().string();
+    if (name == "cpu" && root.has_parent_path()) name = root.parent_path().filename().string();
+    const std::string cleaned = name_from_text(name);
+    return usable(cleaned) && cleaned != "system" ? cleaned : "imported";
+}
+
 }  // namespace
 
 Topology import_sysfs(const std::string& dir) {
@@ -304,8 +345,7 @@ Topology import_sysfs(const std::string& dir) {
         infos.push_back(i);
     }
 
-    std::string name = root.filename().string();
-    if (name == "cpu" && root.has_parent_path()) name = root.parent_path().filename().string();
+    const std::string name = machine_name(root);
     std::string description = "imported from " + root.string() + ": " + std::to_string(infos.size()) + " online CPUs";
     if (!offline.empty()) {
         std::string list;

@@ -173,71 +173,88 @@ struct StepReader {
     bool read(const JsonNode& arr, std::vector<Step>& out, size_t depth = 0) const {
         arr.require_array();
         bool waits = false;
+        InputErrorCollector errors;  // every bad step of this list, each on its own line
         for (size_t k = 0; k < arr.size(); ++k) {
-            JsonNode st = arr[k];
-            st.require_object();
-            Step s;
-            if (st.has("run")) {
-                st.check_keys({"run"});
-                waits = true;
-                s.kind = StepKind::run;
-                s.ns = st.at("run").as_duration_ns(1, kMaxTime);
-            } else if (st.has("sleep")) {
-                st.check_keys({"sleep"});
-                waits = true;
-                s.kind = StepKind::sleep;
-                s.ns = st.at("sleep").as_duration_ns(1, kMaxTime);
-            } else if (st.has("post")) {
-                st.check_keys({"post"});
-                s.kind = StepKind::post;
-                s.target = channel(st.at("post"));
-            } else if (st.has("wait")) {
-                st.check_keys({"wait", "pre", "after"});
-                waits = true;
-                s.kind = StepKind::wait;
-                s.target = channel(st.at("wait"));
-                s.ns = st.duration_or("pre", 0, 0, kMaxTime);
-                s.ns2 = st.duration_or("after", 0, 0, kMaxTime);
-            } else if (st.has("resume")) {
-                st.check_keys({"resume"});
-                s.kind = StepKind::resume;
-                s.target = tasks.at(st.at("resume").as_enum(names_of(tasks)));
-            } else if (st.has("suspend")) {
-                st.check_keys({"suspend"});
-                if (!st.at("suspend").as_bool()) st.at("suspend").fail("expected true (a step that suspends the task)");
-                waits = true;
-                s.kind = StepKind::suspend;
-            } else if (st.has("barrier")) {
-                st.check_keys({"barrier"});
-                waits = true;
-                s.kind = StepKind::barrier;
-                s.target = barriers.at(st.at("barrier").as_enum(names_of(barriers)));
-            } else if (st.has("op")) {
-                st.check_keys({"op"});
-                s.kind = StepKind::op;
-                s.n = st.at("op").as_int(0, 1 << 30);
-            } else if (st.has("loop")) {
-                st.check_keys({"loop", "do"});
-                s.kind = StepKind::loop;
-                s.n = st.at("loop").as_int(0, kMaxLoops);
-                if (depth >= kMaxLoopDepth)
-                    st.at("do").fail("expected loops nested at most " + std::to_string(kMaxLoopDepth) + " deep");
-                if (!read(st.at("do"), s.body, depth + 1))
-                    st.at("do").fail("expected a loop body with a step that takes time or blocks (run, sleep, wait, "
-                                     "suspend or barrier); this loop would spin without simulated time passing");
-                waits = true;
-            } else if (st.has("fuse")) {
-                st.check_keys({"fuse", "bytes", "conn"});
-                s.kind = StepKind::fuse;
-                read_fuse(st, s);
-                // A synchronous request sleeps until its reply; a RELEASE or FORGET goes on at once.
-                waits = waits || fuse_op_send(s.fuse_op) == FuseSend::sync;
-            } else {
-                st.fail("expected a step with one of: run, sleep, post, wait, resume, suspend, barrier, op, loop, "
-                        "fuse");
-            }
-            out.push_back(std::move(s));
+            errors.attempt([&] {
+                JsonNode st = arr[k];
+                st.require_object();
+                Step s;
+                // One step key per step: {"run": "1ms", "sleep": "2ms"} is two steps written as one.
+                static const std::vector<std::string> kStepKeys = {"run",     "sleep",   "post", "wait", "resume",
+                                                                   "suspend", "barrier", "op",   "loop", "fuse"};
+                std::vector<std::string> given;
+                for (const auto& key : kStepKeys)
+                    if (st.has(key)) given.push_back(key);
+                if (given.size() > 1) {
+                    std::string names;
+                    for (size_t i = 0; i < given.size(); ++i)
+                        names += (i == 0 ? "" : i + 1 == given.size() ? " and " : ", ") + quote_for_message(given[i]);
+                    st.fail("expected one step key per step, got " + names +
+                            "; write each as its own step, e.g. [{\"" + given[0] + "\": ...}, {\"" + given[1] + "\": ...}]");
+                }
+                if (st.has("run")) {
+                    st.check_keys({"run"});
+                    waits = true;
+                    s.kind = StepKind::run;
+                    s.ns = st.at("run").as_duration_ns(1, kMaxTime);
+                } else if (st.has("sleep")) {
+                    st.check_keys({"sleep"});
+                    waits = true;
+                    s.kind = StepKind::sleep;
+                    s.ns = st.at("sleep").as_duration_ns(1, kMaxTime);
+                } else if (st.has("post")) {
+                    st.check_keys({"post"});
+                    s.kind = StepKind::post;
+                    s.target = channel(st.at("post"));
+                } else if (st.has("wait")) {
+                    st.check_keys({"wait", "pre", "after"});
+                    waits = true;
+                    s.kind = StepKind::wait;
+                    s.target = channel(st.at("wait"));
+                    s.ns = st.duration_or("pre", 0, 0, kMaxTime);
+                    s.ns2 = st.duration_or("after", 0, 0, kMaxTime);
+                } else if (st.has("resume")) {
+                    st.check_keys({"resume"});
+                    s.kind = StepKind::resume;
+                    s.target = tasks.at(st.at("resume").as_enum(names_of(tasks)));
+                } else if (st.has("suspend")) {
+                    st.check_keys({"suspend"});
+                    if (!st.at("suspend").as_bool()) st.at("suspend").fail("expected true (a step that suspends the task)");
+                    waits = true;
+                    s.kind = StepKind::suspend;
+                } else if (st.has("barrier")) {
+                    st.check_keys({"barrier"});
+                    waits = true;
+                    s.kind = StepKind::barrier;
+                    s.target = barriers.at(st.at("barrier").as_enum(names_of(barriers)));
+                } else if (st.has("op")) {
+                    st.check_keys({"op"});
+                    s.kind = StepKind::op;
+                    s.n = st.at("op").as_int(0, 1 << 30);
+                } else if (st.has("loop")) {
+                    st.check_keys({"loop", "do"});
+                    s.kind = StepKind::loop;
+                    s.n = st.at("loop").as_int(0, kMaxLoops);
+                    if (depth >= kMaxLoopDepth)
+                        st.at("do").fail("expected loops nested at most " + std::to_string(kMaxLoopDepth) + " deep");
+                    if (!read(st.at("do"), s.body, depth + 1))
+                        st.at("do").fail("expected a loop body with a step that takes time or blocks (run, sleep, wait, "
+                                         "suspend or barrier); this loop would spin without simulated time passing");
+                    waits = true;
+                } else if (st.has("fuse")) {
+                    st.check_keys({"fuse", "bytes", "conn"});
+                    s.kind = StepKind::fuse;
+                    read_fuse(st, s);
+                    // A synchronous request sleeps until its reply; a RELEASE or FORGET goes on at once.
+                    waits = waits || fuse_op_send(s.fuse_op) == FuseSend::sync;
+                } else {
+                    st.fail("expected a step with one of: run, sleep, post, wait, resume, suspend, barrier, op, loop, "
+                            "fuse");
+                }
+                out.push_back(std::move(s));
+            });
         }
+        errors.finish();
         return waits;
     }
 };
@@ -287,7 +304,8 @@ ProgramSpec read_program(const WorkloadInput& in) {
     // First pass: names, counts and the other scalars (a task may resume one defined later).
     std::vector<ParamValues> params;
     int64_t total = 0;
-    for (size_t i = 0; i < tasks.size(); ++i) {
+    InputErrorCollector errors;  // every bad task, each error on its own line
+    for (size_t i = 0; i < tasks.size(); ++i) errors.attempt([&] {
         JsonNode t = tasks[i];
         t.require_object();
         TaskDef d;
@@ -302,9 +320,10 @@ ProgramSpec read_program(const WorkloadInput& in) {
         total += d.count;
         if (total > kMaxTasks) t.fail("expected at most 100000 tasks in all");
         s.tasks.push_back(std::move(d));
-    }
+    });
+    errors.finish();  // the steps name tasks: read them once every task is known
     const StepReader steps{chan_ix, conn_ix, barrier_ix, task_ix};
-    for (size_t i = 0; i < tasks.size(); ++i) {
+    for (size_t i = 0; i < tasks.size(); ++i) errors.attempt([&] {
         JsonNode t = tasks[i];
         const ParamValues& p = params[i];
         TaskSpec& spec = s.tasks[i].spec;
@@ -319,7 +338,8 @@ ProgramSpec read_program(const WorkloadInput& in) {
         if (spec.per_cpu_kthread && spec.allowed.count() != 1)
             t.at("kthread").fail("expected a kthread to be pinned to exactly one CPU (\"cpus\": \"N\")");
         steps.read(t.at("program"), s.tasks[i].steps);
-    }
+    });
+    errors.finish();
     if (in.params.given("parent_cpu")) s.parent_cpu = static_cast<int>(w.at("parent_cpu").as_int(0, in.topo.nr_cpus() - 1));
     return s;
 }

@@ -68,8 +68,7 @@ WorkloadBuild build_workload(const JsonNode& w, const MachineProfile& prof, cons
     std::vector<std::string> before = {"kind"};
     for (const KeyDoc& d : k.keys) before.push_back(d.name);
     const std::vector<std::string> keys = keys_around(before, k.params, {"hogs", "noise"});
-    w.check_keys(keys);
-    const ParamValues params = read_params(w, k.params, keys);
+    const ParamValues params = read_params(w, k.params, keys);  // checks the keys too
     WorkloadBuild b = k.build(WorkloadInput{w, params, prof, topo});
     b.params = params;
     add_background(read_background(w, topo), b);
