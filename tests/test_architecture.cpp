@@ -58,3 +58,22 @@ TEST_CASE("Folders include only the folders below them", "[architecture]") {
     }
     CHECK(files > 50);
 }
+
+TEST_CASE("No test name holds a semicolon, which CTest would split into names that run nothing", "[architecture]") {
+    // catch_discover_tests() registers each TEST_CASE by name, and CTest reads a ';' in it as a
+    // list separator: the halves match no test, Catch runs nothing and reports success.
+    const fs::path tests = fs::path(WAKESIM_SOURCE_DIR) / "tests";
+    const std::regex test_case(R"re(TEST_CASE\(\s*((?:"(?:[^"\\]|\\.)*"\s*)+),)re");
+    int names = 0;
+    for (const auto& entry : fs::directory_iterator(tests)) {
+        if (entry.path().extension() != ".cpp") continue;
+        std::ifstream in(entry.path());
+        const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        for (std::sregex_iterator it(text.begin(), text.end(), test_case), end; it != end; ++it) {
+            ++names;
+            INFO(entry.path().filename().string() << ": " << (*it)[1].str());
+            CHECK((*it)[1].str().find(';') == std::string::npos);
+        }
+    }
+    CHECK(names > 200);
+}

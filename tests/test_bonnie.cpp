@@ -65,7 +65,7 @@ std::map<std::string, uint64_t> mix(const Run& r) {
 }  // namespace
 
 TEST_CASE("bonnie: each create sends GETATTR(dir), LOOKUP (negative), CREATE, GETXATTR, WRITE, FLUSH and "
-          "RELEASE; each delete GETATTR, UNLINK, SETATTR and FORGET; a stat of a 1-byte file OPEN, FLUSH, RELEASE",
+          "RELEASE, each delete GETATTR, UNLINK, SETATTR and FORGET, a stat of a 1-byte file OPEN, FLUSH, RELEASE",
           "[bonnie][fuse]") {
     for (const char* transport : {"dev", "io_uring"}) {
         INFO(transport);
@@ -174,7 +174,7 @@ TEST_CASE("program: the fuse step sends each opcode through the program's connec
     }
 }
 
-TEST_CASE("program: a RELEASE does not make its sender wait; a 13th in flight blocks it until one ends",
+TEST_CASE("program: a RELEASE does not make its sender wait, a 13th in flight blocks it until one ends",
           "[program][fuse]") {
     // Releases every 1 us against a server that needs 100 us each: only background requests, so
     // the requester is never woken by a reply, only let go when a slot frees.

@@ -407,7 +407,7 @@ TEST_CASE("docs/: every generated block matches the declarations it comes from",
     CHECK(blocks >= 1);
 }
 
-TEST_CASE("cli: list machines is one line per machine; -v prints the profile as a scenario writes it", "[cli][machines]") {
+TEST_CASE("cli: list machines is one line per machine, -v prints the profile as a scenario writes it", "[cli][machines]") {
     const CmdResult brief = run_wakesim("list machines");
     REQUIRE(brief.rc == 0);
     CHECK(count_lines(brief.out) == 1 + wakesim::machine_names().size());

@@ -36,7 +36,7 @@ Scenario no_op_scenario(bool with_op, const std::string& extra_run = "") {
 
 }  // namespace
 
-TEST_CASE("A program without op steps is complete when its tasks exit; the window ends at the last exit", "[run]") {
+TEST_CASE("A program without op steps is complete when its tasks exit, the window ends at the last exit", "[run]") {
     const Scenario sc = no_op_scenario(false);
     const RunResult r = run_simulation(make_run_spec(sc, sc.cases[0], sc.policies[0], 1));
     CHECK(r.completed);

@@ -334,10 +334,10 @@ TEST_CASE("async fio over FUSE: every background request is completed or still i
         }
 }
 
-TEST_CASE("/dev/fuse: background requests never exceed max_background; the next submitter sleeps on "
+TEST_CASE("/dev/fuse: background requests never exceed max_background, the next submitter sleeps on "
           "blocked_waitq", "[fuse][bg][dev]") {
     // Two jobs x iodepth 16 want 32 requests in flight; the connection admits 12.
-    const FuseRun r = run_fuse(bg_doc(R"(, "transport": "dev", "numjobs": 2, "iodepth": 16, "threads": 4)"));
+    const FuseRun r = run_fuse(bg_doc(R"(, "transport": "dev", "numjobs": 2, "iodepth": 16, "max_threads": 4)"));
     CHECK(r.all_exited);
     CHECK(r.stats.completed == 8000);
     CHECK(r.stats.max_num_background == 12);  // reached, never exceeded
@@ -357,7 +357,7 @@ TEST_CASE("/dev/fuse: background requests never exceed max_background; the next 
     CHECK(under.stats.congested == 0);
 }
 
-TEST_CASE("io-uring: fc->blocked throttles background submitters too; each queue admits its own", "[fuse][bg][uring]") {
+TEST_CASE("io-uring: fc->blocked throttles background submitters too, each queue admits its own", "[fuse][bg][uring]") {
     const FuseRun r = run_fuse(bg_doc(R"(, "transport": "io_uring", "iodepth": 32, "cpus": "2")"));
     CHECK(r.stats.completed == 4000);
     CHECK(r.stats.max_num_background == 12);
@@ -382,7 +382,7 @@ TEST_CASE("async fio with iodepth 1: one background request at a time, one wait 
 }
 
 TEST_CASE("io-uring background requests on fio's own CPU: the ring thread competes with fio and fio "
-          "migrates; cpu++ keeps fio in place and reads faster", "[fuse][bg][uring][fuse_bg_next_cpu]") {
+          "migrates, cpu++ keeps fio in place and reads faster", "[fuse][bg][uring][fuse_bg_next_cpu]") {
     const std::string uring = R"(, "transport": "io_uring")";
     const FuseRun plain = run_fuse(bg_doc(uring));
     const FuseRun next = run_fuse(bg_doc(uring, "fuse_bg_next_cpu"));
@@ -453,7 +453,7 @@ TEST_CASE("FUSE background wake sites: sync hints stay off, fuse_wake_same_cpu s
     CHECK_FALSE(fuse_aio_complete_site(AioEngine::libaio, true).iowait);
 }
 
-TEST_CASE("FUSE request latency splits into queueing, server and reply; WF_CURRENT_CPU shortens the reply",
+TEST_CASE("FUSE request latency splits into queueing, server and reply, WF_CURRENT_CPU shortens the reply",
           "[fuse][metrics]") {
     const std::string uring = R"(, "transport": "io_uring")";
     // Steady state (schedutil settled), so that both run at the same frequency.

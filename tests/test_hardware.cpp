@@ -391,7 +391,7 @@ TEST_CASE("cpuidle: a CPU idle since boot sits in the deepest state, C6", "[hard
     }
 }
 
-TEST_CASE("cpuidle (menu): short idle periods pick a shallow state, long ones the deepest; the wake pays its exit latency", "[hardware]") {
+TEST_CASE("cpuidle (menu): short idle periods pick a shallow state, long ones the deepest, the wake pays its exit latency", "[hardware]") {
     struct Row {
         Time len;
         const char* state;

@@ -141,7 +141,7 @@ TEST_CASE("params: values outside the declared range", "[params]") {
     CHECK(error_of(R"({"count": 1, "nice": -21})", with_required()).pointer() == "/w/nice");
 }
 
-TEST_CASE("params: unknown keys get the near miss; the caller's own keys pass", "[params]") {
+TEST_CASE("params: unknown keys get the near miss, the caller's own keys pass", "[params]") {
     const InputError e = error_of(R"({"loop": 3})");
     CHECK(e.pointer() == "/w/loop");
     CHECK(e.expected() == "unknown key \"loop\"; did you mean \"loops\"?");

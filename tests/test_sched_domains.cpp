@@ -227,7 +227,7 @@ TEST_CASE("Clusters smaller than the LLC build a CLS level and set sd_share_id",
     CHECK(d.sd_llc == 1);
 }
 
-TEST_CASE("Each distinct NUMA distance adds a level; only those beyond 30 lose wake-affine", "[sched_domains]") {
+TEST_CASE("Each distinct NUMA distance adds a level, only those beyond 30 lose wake-affine", "[sched_domains]") {
     const Topology t = machine(R"({"packages": 4, "cores_per_cluster": 2, "node_distance":
         [[10, 20, 40, 40], [20, 10, 40, 40], [40, 40, 10, 20], [40, 40, 20, 10]]})");
     const SchedDomains sd = SchedDomains::build(t);

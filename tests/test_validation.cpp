@@ -108,7 +108,7 @@ TEST_CASE("messaging-kvm: hackbench on the dev VM within 15% of the measured tim
     CHECK(per_msg["4-groups"] < per_msg["2-groups"]);
 }
 
-TEST_CASE("Same scenario and seed give byte-identical JSON; another seed changes the numbers", "[determinism]") {
+TEST_CASE("Same scenario and seed give byte-identical JSON, another seed changes the numbers", "[determinism]") {
     Scenario sc = load_scenario(std::string(WAKESIM_SOURCE_DIR) + "/scenarios/messaging-xeon.json");
     RunOptions one, two;
     one.cases = two.cases = {"2-groups"};

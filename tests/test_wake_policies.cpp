@@ -210,7 +210,7 @@ TEST_CASE("migrate_disable_wait: a waiting requester is woken where it slept and
     CHECK(saw);
 }
 
-TEST_CASE("prev_cpu: always returns the wakee's prev; if_idle only when prev is idle", "[policies][prev_cpu]") {
+TEST_CASE("prev_cpu: always returns the wakee's prev, if_idle only when prev is idle", "[policies][prev_cpu]") {
     const std::string pols =
         R"(["plain", "prev_cpu", {"name": "prev_if_idle", "use": "prev_cpu", "params": {"mode": "if_idle"}}])";
     // Next to the hog: "always" keeps the requester on its busy prev (no migration at all); every
