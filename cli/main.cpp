@@ -182,6 +182,12 @@ static int wakesim_main(int argc, char** argv) {
     run->add_option("-j,--jobs", jobs, "runs in parallel (results are identical for any value)")->check(CLI::Range(1, 256));
     run->add_flag("--force", force, "overwrite existing output files");
     run->add_flag("--check-invariants", check, "check scheduler invariants at the end of each run");
+    std::string max_memory;
+    bool quiet = false;
+    run->add_option("--max-memory", max_memory,
+                    "refuse runs whose estimated memory (all parallel runs together) is over SIZE, e.g. 8GiB "
+                    "(default: half of this machine's RAM)");
+    run->add_flag("-q,--quiet", quiet, "no warning or progress line on stderr for sets of runs estimated to take long");
 
     auto* explain = app.add_subcommand("explain", "print the decision path of one wakeup");
     std::string ex_case, ex_policy;
@@ -342,6 +348,17 @@ static int wakesim_main(int argc, char** argv) {
         }
         opt.check_invariants = check;
         opt.force = force;
+        opt.quiet = quiet;
+        if (!max_memory.empty()) {
+            int64_t bytes = -1;
+            try {
+                bytes = parse_size_bytes(max_memory);
+            } catch (const std::exception&) {
+            }
+            if (bytes <= 0)
+                throw InputError("--max-memory", "", "expected a size such as 512MiB or 8GiB, got " + quote_for_message(max_memory));
+            opt.max_memory = static_cast<uint64_t>(bytes);
+        }
         auto runs = run_scenario(sc, opt);
         std::string text;
         if (format == "json")
