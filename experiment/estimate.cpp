@@ -24,7 +24,7 @@ constexpr uint64_t kBytesFixed = 8 * 1024 * 1024;  // engine, tables, the binary
 // the largest of the shipped scenarios rounded up, and events a second on one core.
 constexpr uint64_t kEventsPerOp = 16;
 constexpr double kEventsPerSecond = 4e6;
-constexpr uint64_t kSimNsPerEvent = 50;
+constexpr uint64_t kSimNsPerEvent = 1000;  // a busy CPU: an event per simulated microsecond
 
 }  // namespace
 
@@ -48,14 +48,28 @@ RunEstimate estimate_run(const WorkloadBuild& w, int nr_cpus, uint64_t stop_ops,
     for (int b : w.barriers) bytes += static_cast<uint64_t>(std::max(b, 0)) * sizeof(int);
     e.memory_bytes = bytes;
 
-    // Events: from the ops the run performs when ops bound it, and from its simulated time when
-    // that does (a busy CPU handles an event every kSimNsPerEvent at most); the smaller bound.
+    // Events: from the ops the run performs when ops bound it. Without ops, a workload that ends
+    // by itself (finite loops) is not estimated (0: unknown); one whose foreground tasks loop
+    // forever runs to its time limit. Within a time limit a run makes at most an event per
+    // simulated microsecond on each CPU its foreground tasks keep busy.
+    uint64_t foreground = 0, endless = 0;
+    for (const ProgramTask& t : w.tasks) {
+        if (t.background) continue;
+        ++foreground;
+        for (const Op& op : t.code)
+            if (op.kind == Op::loop_begin && op.a == 0) {
+                ++endless;
+                break;
+            }
+    }
+    const uint64_t cpus = static_cast<uint64_t>(std::max(nr_cpus, 1));
     const uint64_t ops = stop_ops ? stop_ops : w.total_ops;
     if (ops) e.events = (ops + e.tasks) * kEventsPerOp;
     if (max_time > 0) {
-        const uint64_t by_time = static_cast<uint64_t>(max_time) / kSimNsPerEvent *
-                                     static_cast<uint64_t>(std::max(nr_cpus, 1)) + e.tasks * kEventsPerOp;
-        e.events = e.events ? std::min(e.events, by_time) : by_time;
+        const uint64_t busy = std::min(ops ? foreground : endless, cpus);
+        const uint64_t by_time = static_cast<uint64_t>(max_time) / kSimNsPerEvent * busy + e.tasks * kEventsPerOp;
+        if (ops) e.events = std::min(e.events, by_time);
+        else if (endless) e.events = by_time;
     }
     e.seconds = static_cast<double>(e.events) / kEventsPerSecond;
     return e;

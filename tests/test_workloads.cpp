@@ -359,11 +359,23 @@ TEST_CASE("messaging shares each group's sender program, and the estimate counts
     CHECK(e.tasks == 100000);
     CHECK(e.memory_bytes > 100000ULL * 1024);                 // every task costs something
     CHECK(e.memory_bytes < 100000ULL * 1000 * sizeof(Op) / 4);  // but its program once
-    CHECK(e.events > 0);
-    // Ops bound the events when they are known; time bounds them too.
+    CHECK(e.events == 0);  // a finite program without ops: not estimated
+    // Ops give the events when they are known.
     WorkloadBuild pipe = build(R"({"kind": "pipe", "loops": 1000000})");
     const RunEstimate long_run = estimate_run(pipe, 4, 0, 0);
-    const RunEstimate short_run = estimate_run(pipe, 4, 0, 1000);
+    const RunEstimate short_run = estimate_run(pipe, 4, 1000, 0);
     CHECK(long_run.seconds > 1);
     CHECK(short_run.events < long_run.events);
+    CHECK(estimate_run(pipe, 4, 0, 1000).events < long_run.events / 1000);  // 1 us of simulated time
+    // A task that loops forever runs to the time limit: the longer the limit, the more events; a
+    // finite program without ops is not estimated.
+    WorkloadBuild endless;
+    ProgramTask spin;
+    spin.code = Code{Op{Op::loop_begin, 0, 0, 0, 0, 0}, Op{Op::run, 1000, 0, 0, 0, 0}, Op{Op::loop_end, 0, 0, 0, 0, 0}};
+    endless.tasks.push_back(spin);
+    CHECK(estimate_run(endless, 4, 0, 10'000'000'000).seconds > 1);
+    CHECK(estimate_run(endless, 4, 0, 1'000'000).seconds < 0.01);
+    WorkloadBuild finite = endless;
+    finite.tasks[0].code = Code{Op{Op::loop_begin, 0, 0, 5, 0, 0}, Op{Op::run, 1000, 0, 0, 0, 0}, Op{Op::loop_end, 0, 0, 0, 0, 0}};
+    CHECK(estimate_run(finite, 4, 0, 10'000'000'000).events == 0);
 }
