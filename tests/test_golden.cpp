@@ -63,6 +63,7 @@ TEST_CASE("Every shipped scenario reproduces its golden figures", "[golden]") {
         // Every run of every shipped scenario also passes the scheduler's invariant checks
         // (`run --check-invariants`); under scripts/sanitize.sh, with ASan and UBSan watching.
         opt.check_invariants = true;
+        opt.quiet = true;
         const std::vector<std::string> got = fingerprint(report_json(sc, run_scenario(sc, opt)));
         const fs::path golden = src / "tests" / "golden" / (name + ".txt");
         if (update) {
