@@ -24,12 +24,15 @@ fi
 cmake --build "$build" --target wakesim_fuzz -j2
 # Seed corpus: every shipped scenario, every bad input, the fuzz regressions and the machines'
 # topologies (new inputs the fuzzer finds are added to $corpus, not to the seeds).
+rm -rf "$build/seeds"
 mkdir -p "$corpus" "$build/seeds" "$build/artifacts"
-find scenarios tests/bad_inputs tests/fuzz_regressions machines -name '*.json' -size -1024k 2>/dev/null |
+# Left out: tests/bad_inputs/zero_costs.json, whose run stands still for 10 million events before
+# its error: over a minute under the sanitizers, so a timeout (the replay test runs it).
+find scenarios tests/bad_inputs tests/fuzz_regressions machines -name '*.json' -size -1024k ! -name zero_costs.json 2>/dev/null |
   while read -r f; do cp "$f" "$build/seeds/$(echo "$f" | tr '/' '_')"; done
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:allocator_may_return_null=0}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 # One process, at the lowest priority: the machine is shared.
 exec nice -n "${FUZZ_JOBS_NICE:-19}" "$build/wakesim_fuzz" "$corpus" "$build/seeds" \
-  -dict=fuzz/json.dict -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2048 -max_len=65536 \
+  -dict=fuzz/json.dict -max_total_time="$seconds" -timeout=60 -rss_limit_mb=2048 -max_len=65536 \
   -artifact_prefix="$build/artifacts/" -print_final_stats=1 ${FUZZ_EXTRA:-}
