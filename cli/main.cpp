@@ -318,6 +318,7 @@ static int wakesim_main(int argc, char** argv) {
             const CaseSpec* c = ex_case.empty() ? &sc.cases.front() : &pick_named(sc.cases, ex_case, scenario_path, "case");
             const Policy* p =
                 ex_policy.empty() ? &sc.policies.front() : &pick_named(sc.policies, ex_policy, scenario_path, "policy");
+            check_memory_budget(sc, *c, 1, 0);  // the default budget, as `run` checks it
             RunSpec spec =
                 make_run_spec(sc, *c, *p, ex_seed_opt->count() ? static_cast<uint64_t>(ex_seed) : sc.seeds.front());
             WakeExplain ex;
