@@ -299,8 +299,14 @@ static int wakesim_main(int argc, char** argv) {
     run->add_option("-j,--jobs", jobs, "runs in parallel (results are identical for any value)")->check(CLI::Range(1, 256));
     run->add_flag("--force", force, "overwrite existing output files");
     run->add_flag("--check-invariants", check, "check scheduler invariants at the end of each run");
+    std::string max_memory;
+    run->add_option("--max-memory", max_memory,
+                    "refuse runs whose estimated memory (all parallel runs together) is over SIZE, e.g. 8GiB "
+                    "(default: half of this machine's RAM)");
     bool run_quiet = false;
-    run->add_flag("-q,--quiet", run_quiet, "no progress lines on stderr (shown for runs longer than 2 s)");
+    run->add_flag("-q,--quiet", run_quiet,
+                  "no progress lines on stderr (shown for runs longer than 2 s) and no warning for sets of runs "
+                  "estimated to take long");
 
     auto* compare = app.add_subcommand(
         "compare", "compare each policy with a baseline policy over seeds: mean, sd, 95% CI, Δ% and Welch's t-test");
@@ -623,6 +629,7 @@ static int wakesim_main(int argc, char** argv) {
             const CaseSpec* c = ex_case.empty() ? &sc.cases.front() : &pick_named(sc.cases, ex_case, scenario_path, "case");
             const Policy* p =
                 ex_policy.empty() ? &sc.policies.front() : &pick_named(sc.policies, ex_policy, scenario_path, "policy");
+            check_memory_budget(sc, *c, 1, 0);  // the default budget, as `run` checks it
             RunSpec spec =
                 make_run_spec(sc, *c, *p, ex_seed_opt->count() ? static_cast<uint64_t>(ex_seed) : sc.seeds.front());
             WakeExplain ex;
@@ -654,6 +661,17 @@ static int wakesim_main(int argc, char** argv) {
         }
         opt.check_invariants = check;
         opt.force = force;
+        opt.quiet = run_quiet;
+        if (!max_memory.empty()) {
+            int64_t bytes = -1;
+            try {
+                bytes = parse_size_bytes(max_memory);
+            } catch (const std::exception&) {
+            }
+            if (bytes <= 0)
+                throw InputError("--max-memory", "", "expected a size such as 512MiB or 8GiB, got " + quote_for_message(max_memory));
+            opt.max_memory = static_cast<uint64_t>(bytes);
+        }
         auto runs = run_scenario(sc, opt);
         std::string text;
         if (format == "json")

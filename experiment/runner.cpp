@@ -5,15 +5,33 @@
 #include <cerrno>
 #include <cstring>
 #include <cstdio>
+#include <map>
 #include <stdexcept>
 #include <mutex>
 #include <thread>
 
+#include "experiment/estimate.h"
 #include "input/input_error.h"
 #include "input/json_input.h"
 #include "sim/cpu_exec.h"
 
 namespace wakesim {
+
+void check_memory_budget(const Scenario& sc, const CaseSpec& c, int parallel, uint64_t budget) {
+    const bool given = budget != 0;
+    if (!given) budget = default_memory_budget();
+    const RunEstimate e = estimate_run(c.workload, c.topo ? c.topo->nr_cpus() : 1, 0, 0);
+    const uint64_t need = e.memory_bytes * static_cast<uint64_t>(std::max(parallel, 1));
+    if (need <= budget) return;
+    std::string what = "about " + format_bytes(e.memory_bytes) + " (" + std::to_string(e.tasks) + " tasks, " +
+                       std::to_string(e.channels) + " channels)";
+    if (parallel > 1) what += " x " + std::to_string(parallel) + " parallel runs";
+    throw InputError(sc.file, "/workload",
+                     "expected a workload within the memory budget of " + format_bytes(budget) +
+                         (given ? " (--max-memory)" : " (half of this machine's RAM)") + "; case " +
+                         quote_for_message(c.name) + " needs " + what +
+                         "; raise the limit with --max-memory SIZE (e.g. 64GiB), use fewer --jobs, or shrink the workload");
+}
 
 RunSpec make_run_spec(const Scenario& sc, const CaseSpec& c, const Policy& p, uint64_t seed) {
     (void)sc;
@@ -55,6 +73,8 @@ void close_written(std::FILE* f, const std::string& name, const std::string& wha
 
 namespace {
 
+constexpr double kLongRunSeconds = 10;  // estimated wall time above which a set of runs warns
+
 struct Job {
     const CaseSpec* c;
     const Policy* p;
@@ -64,8 +84,8 @@ struct Job {
 std::string trace_name(const std::string& base, const Job& j, bool many) {
     if (!many) return base;
     std::string suffix = "." + j.c->name + "." + j.p->name + ".s" + std::to_string(j.seed);
-    for (auto& ch : suffix)
-        if (ch == '/' || ch == ' ') ch = '_';  // case and policy labels may contain them
+    for (auto& ch : suffix)  // case and policy labels may contain them; a NUL would cut the name
+        if (ch == '/' || ch == ' ' || static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) ch = '_';
     auto dot = base.rfind('.');
     auto slash = base.rfind('/');
     if (dot != std::string::npos && (slash == std::string::npos || dot > slash)) return base.substr(0, dot) + suffix + base.substr(dot);
@@ -108,6 +128,22 @@ std::vector<RunRecord> run_scenario(const Scenario& sc, const RunOptions& opt) {
             for (uint64_t s : sc.seeds) jobs.push_back({&c, &p, s});
         }
     }
+    // Two runs must never write one trace file: labels that differ only in what the file name
+    // replaces ("a b" and "a_b", or a NUL and what follows) are refused.
+    if (!opt.trace_path.empty() && jobs.size() > 1) {
+        std::map<std::string, const Job*> seen;
+        for (const Job& j : jobs) {
+            const std::string name = trace_name(opt.trace_path, j, true);
+            auto [it, fresh] = seen.try_emplace(name, &j);
+            if (fresh) continue;
+            const Job& o = *it->second;
+            throw InputError(sc.file, "/cases",
+                             "expected case and policy names that give each run its own trace file; case " +
+                                 quote_for_message(o.c->name) + " policy " + quote_for_message(o.p->name) + " and case " +
+                                 quote_for_message(j.c->name) + " policy " + quote_for_message(j.p->name) +
+                                 " would both write " + quote_for_message(name));
+        }
+    }
     if (!opt.trace_path.empty() && !opt.force)
         for (const Job& j : jobs) {
             const std::string name = trace_name(opt.trace_path, j, jobs.size() > 1);
@@ -116,6 +152,25 @@ std::vector<RunRecord> run_scenario(const Scenario& sc, const RunOptions& opt) {
                 throw InputError(name, "", "the trace file exists; pass --force to overwrite it");
             }
         }
+    const int parallel = std::max(1, std::min<int>(opt.jobs, static_cast<int>(jobs.size())));
+    for (const auto& c : sc.cases)
+        if (selected(opt.cases, c.name)) check_memory_budget(sc, c, parallel, opt.max_memory);
+    // A warning and a progress line when the runs will take long.
+    double seconds = 0;
+    {
+        std::vector<double> by_case;
+        for (const auto& c : sc.cases) {
+            const uint64_t stop = c.ops ? (c.warmup_time ? c.ops : c.warmup_ops + c.ops) : 0;
+            by_case.push_back(estimate_run(c.workload, c.topo ? c.topo->nr_cpus() : 1, stop, c.max_time).seconds);
+        }
+        for (const Job& j : jobs) seconds += by_case[static_cast<size_t>(j.c - sc.cases.data())];
+        seconds /= parallel;
+    }
+    const bool progress = !opt.quiet && seconds > kLongRunSeconds;
+    if (progress)
+        std::fprintf(stderr, "wakesim: warning: %zu runs estimated at about %.0f s (%d in parallel); --quiet hides this\n",
+                     jobs.size(), seconds, parallel);
+    std::atomic<size_t> done{0};
     std::vector<RunRecord> out(jobs.size());
     std::atomic<size_t> next{0};
     std::exception_ptr failure;
@@ -147,16 +202,18 @@ std::vector<RunRecord> run_scenario(const Scenario& sc, const RunOptions& opt) {
                 // A full disk shows only here: fwrite buffers, and the last flush is fclose's.
                 if (tf) close_written(tf, trace_file, "the trace file");
                 out[i] = RunRecord{j.c->name, j.p->name, j.seed, std::move(r)};
-                if (opt.progress) {
+                if (opt.progress) {  // the caller's progress line (a bar with ETA on a terminal)
                     std::lock_guard<std::mutex> lock(progress_mu);
                     opt.progress(++finished, jobs.size());
+                } else if (progress) {
+                    std::fprintf(stderr, "wakesim: %zu/%zu runs done\n", ++done, jobs.size());
                 }
             } catch (...) {
                 if (!failed.exchange(true)) failure = std::current_exception();
             }
         }
     };
-    run_on_threads(opt.jobs, jobs.size(), worker);
+    run_on_threads(parallel, jobs.size(), worker);
     if (failure) std::rethrow_exception(failure);
     return out;
 }

@@ -30,10 +30,16 @@ struct RunOptions {
     // Called after each finished run with the runs done and the total (from a worker thread,
     // one call at a time); empty: none.
     std::function<void(size_t done, size_t total)> progress;
+    uint64_t max_memory = 0;  // bytes the parallel runs may need together (0: default_memory_budget())
+    bool quiet = false;       // no warning or progress line on stderr for long sets of runs
 };
 
 // Throws InputError for an unknown case or policy name in the filter.
 std::vector<RunRecord> run_scenario(const Scenario& sc, const RunOptions& opt);
+
+// Refuses (InputError naming the scenario file and the case) a case whose estimated memory
+// (experiment/estimate.h) times `parallel` runs is over `budget` bytes (0: the default budget).
+void check_memory_budget(const Scenario& sc, const CaseSpec& c, int parallel, uint64_t budget);
 
 RunSpec make_run_spec(const Scenario& sc, const CaseSpec& c, const Policy& p, uint64_t seed);
 

@@ -724,7 +724,10 @@ struct DuplicateKeyCheck {
 }  // namespace
 
 nlohmann::json load_json_file(const std::string& path) {
-    const std::string text = read_text_file(path, kMaxJsonFileBytes, "a JSON file");
+    return parse_json_text(read_text_file(path, kMaxJsonFileBytes, "a JSON file"), path);
+}
+
+nlohmann::json parse_json_text(const std::string& text, const std::string& path) {
     if (std::all_of(text.begin(), text.end(), [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }))
         throw InputError(path, "", "file is empty; expected a JSON document");
 

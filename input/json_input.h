@@ -95,6 +95,8 @@ inline constexpr size_t kMaxJsonDepth = 64;  // nested objects and arrays
 // Reads and parses a JSON file; malformed JSON becomes an InputError naming line and column. The
 // file must be a regular file of at most kMaxJsonFileBytes, nested at most kMaxJsonDepth deep.
 nlohmann::json load_json_file(const std::string& path);
+// The same checks on text already read (the fuzzing harness); `path` names it in messages.
+nlohmann::json parse_json_text(const std::string& text, const std::string& path);
 // Reads a whole regular file of at most `max_bytes`; anything else (a FIFO, a device, a directory,
 // a name with a NUL) is an InputError naming the file. `what` names the file in the message.
 std::string read_text_file(const std::string& path, size_t max_bytes, std::string_view what);

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Builds with AddressSanitizer + UndefinedBehaviorSanitizer and runs every test (about 15 min on
 # 2 cores). Not part of CI's time budget; run it before changing memory-handling code.
+# Among the tests: every shipped scenario with the invariant checks on (test_golden.cpp, as
+# `run --check-invariants`), and the fuzzing target's bounded runs of every scenario, bad input
+# and kept crash input (fuzz_replay; docs/robustness.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh

@@ -63,6 +63,10 @@ TEST_CASE("Every shipped scenario reproduces its golden figures", "[golden]") {
         const Scenario sc = load_scenario(f.string());
         RunOptions opt;
         opt.jobs = 2;
+        // Every run of every shipped scenario also passes the scheduler's invariant checks
+        // (`run --check-invariants`); under scripts/sanitize.sh, with ASan and UBSan watching.
+        opt.check_invariants = true;
+        opt.quiet = true;
         const std::vector<RunRecord> runs = run_scenario(sc, opt);
         const std::vector<std::string> got = fingerprint(report_json(sc, runs));
         const fs::path golden = src / "tests" / "golden" / (name + ".txt");

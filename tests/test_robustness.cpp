@@ -1,6 +1,10 @@
 // Hostile input that a file under tests/bad_inputs/ cannot express: devices, FIFOs, huge files,
 // sysfs copies with special files. Each must give one error line and exit code 2, promptly.
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -29,6 +33,40 @@ std::string scenario_with_topology(const std::string& topology) {
   "machine": {"topology": )" + topology + R"(, "profile": {"base": "altra-80"}},
   "workload": {"kind": "pipe", "loops": 100}, "policies": ["plain"], "run": {"seeds": [1]},
   "cases": [{"name": "c", "description": "d"}]})";
+}
+
+// Runs wakesim with `args` (no shell), its stdout and stderr into `out_file`, and returns its exit
+// code and peak resident set (KiB) from wait4(). A child still running after 120 s is killed.
+struct RssResult {
+    int rc = -1;
+    long maxrss_kib = 0;
+    std::string out;
+};
+RssResult run_with_rss(const std::vector<std::string>& args, const std::string& out_file) {
+    std::vector<std::string> all{WAKESIM_BINARY};
+    all.insert(all.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : all) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        const int fd = ::open(out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (fd < 0) ::_exit(126);
+        ::dup2(fd, 1);
+        ::dup2(fd, 2);
+        ::alarm(120);  // survives exec: a hang ends as SIGALRM
+        ::execv(argv[0], argv.data());
+        ::_exit(127);
+    }
+    RssResult r;
+    int status = 0;
+    struct rusage ru {};
+    if (pid > 0 && ::wait4(pid, &status, 0, &ru) == pid) {
+        r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+        r.maxrss_kib = ru.ru_maxrss;
+    }
+    r.out = read_file(out_file);
+    return r;
 }
 
 }  // namespace
@@ -128,4 +166,86 @@ TEST_CASE("robustness: a file name in a message is escaped and cut", "[robustnes
     const std::string what = e.what();
     CHECK(what == std::string(256, 'a') + "...: /x: expected y");
     CHECK(wakesim::InputError("a\tb", "", "c").what() == std::string("a\\x09b: /: c"));
+}
+
+// Issue 14: hackbench with 50 groups of 1000 fds (100,000 tasks, 50,000 pipes) grew to 6 GB
+// (every pipe's wait queues held a slot per task; every sender a copy of a 3,000-step program),
+// and a 100,000-instance task with a 1,000-step program to 7.9 GB (a copy per instance). Both
+// now run in a fraction of that, and a run the estimate puts beyond --max-memory is refused
+// before anything is built for it.
+TEST_CASE("robustness: memory follows what a run needs, and a run beyond --max-memory is refused", "[cli][robustness]") {
+    TempDir dir;
+    for (const char* name : {"messaging-50x1000.json", "program-100000x1000.json"}) {
+        const std::string file = (kSource / "tests" / "data" / "robustness" / name).string();
+        INFO(name);
+        const RssResult small = run_with_rss({"run", file, "--max-memory", "64MiB"}, dir.file("small.out"));
+        INFO("output: " << small.out);
+        CHECK(small.rc == 2);
+        CHECK(count_lines(small.out) == 1);
+        CHECK(small.out.rfind("wakesim: error: " + file + ": /workload: expected a workload within the memory budget "
+                              "of 64.0 MiB (--max-memory); case \"one\" needs about ", 0) == 0);
+        CHECK(contains(small.out, "(100000 tasks, "));
+        CHECK(contains(small.out, "raise the limit with --max-memory SIZE"));
+
+        const RssResult ok = run_with_rss({"run", file, "--format", "csv", "--max-memory", "1GiB"}, dir.file("ok.out"));
+        INFO("output: " << ok.out.substr(0, 2000));
+        CHECK(ok.rc == 0);
+        CHECK_FALSE(contains(ok.out, "warning"));  // a short run says nothing
+        // Peak RSS well under 1 GiB (it was 6 and 7.9 GB); room left for sanitizer builds.
+        CHECK(ok.maxrss_kib > 0);
+        CHECK(ok.maxrss_kib < 1024 * 1024);
+    }
+    // --max-memory takes a size.
+    const CmdResult bad = run_wakesim("run " + shell_quote((kSource / "scenarios" / "pipe-altra.json").string()) +
+                                      " --max-memory lots");
+    CHECK(bad.rc == 2);
+    CHECK(count_lines(bad.out) == 1);
+    CHECK(contains(bad.out, "expected a size such as 512MiB or 8GiB, got \"lots\""));
+}
+
+// Issue 14: 4096 seeds x cases x policies started thousands of runs without a word. A set of runs
+// estimated to take long says so first on stderr, then counts the runs done; --quiet hides both.
+// (The first run fails at once here -- its trace cannot be opened -- so the test is short.)
+TEST_CASE("robustness: a long set of runs warns first, unless --quiet", "[cli][robustness]") {
+    const std::string sc = shell_quote((kSource / "scenarios" / "pipe-altra.json").string());
+    const std::string args = "run " + sc + " --seeds 10000 --trace /nonexistent-dir/t.txt";
+    const CmdResult loud = run_wakesim(args);
+    INFO(loud.out);
+    CHECK(loud.rc == 2);
+    CHECK(loud.out.rfind("wakesim: warning: ", 0) == 0);
+    CHECK(contains(loud.out, "0000 runs estimated at about "));
+    CHECK(contains(loud.out, "--quiet hides this\nwakesim: error: /nonexistent-dir/t."));
+    const CmdResult quiet = run_wakesim(args + " --quiet");
+    CHECK(quiet.rc == 2);
+    CHECK(count_lines(quiet.out) == 1);
+    CHECK(quiet.out.rfind("wakesim: error: /nonexistent-dir/t.", 0) == 0);
+}
+
+// Issue 14: two case names that differ only after a NUL wrote one trace file. A trace file name
+// replaces what a file name cannot hold; two runs that would still share a file are refused.
+TEST_CASE("robustness: two runs never write the same trace file", "[cli][robustness]") {
+    TempDir dir;
+    auto scenario = [](const std::string& a, const std::string& b) {
+        return R"({"name": "t", "description": "d", "expected": "e", "machine": "altra-80",
+  "workload": {"kind": "pipe", "loops": 50}, "policies": ["plain"], "run": {"seeds": [1]},
+  "cases": [{"name": ")" + a + R"(", "description": "d"}, {"name": ")" + b + R"(", "description": "d"}]})";
+    };
+    const std::string nul = dir.file("nul.json");
+    write_file(nul, scenario("a\\u0000x", "a\\u0000y"));
+    const CmdResult ok = run_wakesim("run " + shell_quote(nul) + " --format csv --trace " + shell_quote(dir.file("t.txt")));
+    INFO(ok.out);
+    CHECK(ok.rc == 0);
+    CHECK(fs::is_regular_file(dir.file("t.a_x.plain.s1.txt")));
+    CHECK(fs::is_regular_file(dir.file("t.a_y.plain.s1.txt")));
+    CHECK_FALSE(fs::exists(dir.file("t.a")));
+
+    const std::string same = dir.file("same.json");
+    write_file(same, scenario("a b", "a_b"));
+    const CmdResult refused = run_wakesim("run " + shell_quote(same) + " --trace " + shell_quote(dir.file("u.txt")));
+    INFO(refused.out);
+    CHECK(refused.rc == 2);
+    CHECK(count_lines(refused.out) == 1);
+    CHECK(contains(refused.out, ": /cases: expected case and policy names that give each run its own trace file; case "
+                                "\"a b\" policy \"plain\" and case \"a_b\" policy \"plain\" would both write "));
+    CHECK_FALSE(fs::exists(dir.file("u.a_b.plain.s1.txt")));
 }

@@ -244,3 +244,36 @@ TEST_CASE("An imported machine is named after its DMI product name, never \"syst
     CHECK(import_sysfs(cpu_dir).name() == "poweredge-r750-2s");
     fs::remove_all(root);
 }
+
+TEST_CASE("sysfs import: cpu1 and cpu01 are refused, not imported as two CPUs", "[topology][sysfs]") {
+    TreeCopy t("sysfs-2s2c2t");
+    fs::copy(t.cpu_dir() / "cpu1", t.cpu_dir() / "cpu01", fs::copy_options::recursive);
+    const InputError e = import_error(t.cpu_dir());
+    CHECK_THAT(e.file(), Catch::EndsWith("cpu01"));
+    CHECK_THAT(e.expected(), Catch::Contains("without leading zeros (the kernel writes cpu1)"));
+}
+
+TEST_CASE("sysfs import: a shared_cpu_list or sibling list without the CPU itself is refused", "[topology][sysfs]") {
+    SECTION("LLC list naming only CPUs of another node") {
+        // cpu0's LLC list names node 1's CPUs: cut to cpu0's node it would be empty and unchecked.
+        TreeCopy t("sysfs-2s2c2t");
+        for (int c : {0, 1, 4, 5}) t.write("cpu/cpu" + std::to_string(c) + "/cache/index3/shared_cpu_list", "2-3,6-7");
+        const InputError e = import_error(t.cpu_dir());
+        CHECK_THAT(e.file(), Catch::EndsWith("cpu0/cache/index3/shared_cpu_list"));
+        CHECK_THAT(e.expected(), Catch::Contains("includes cpu0 itself, got \"2-3,6-7\""));
+    }
+    SECTION("LLC list naming only an offline CPU") {
+        TreeCopy t("sysfs-2s2c2t");
+        t.write("cpu/cpu1/cache/index3/shared_cpu_list", "8");
+        const InputError e = import_error(t.cpu_dir());
+        CHECK_THAT(e.file(), Catch::EndsWith("cpu1/cache/index3/shared_cpu_list"));
+        CHECK_THAT(e.expected(), Catch::Contains("includes cpu1 itself"));
+    }
+    SECTION("sibling list") {
+        TreeCopy t("sysfs-2s2c2t");
+        t.write("cpu/cpu2/topology/core_cpus_list", "6");
+        const InputError e = import_error(t.cpu_dir());
+        CHECK_THAT(e.file(), Catch::EndsWith("cpu2/topology/core_cpus_list"));
+        CHECK_THAT(e.expected(), Catch::Contains("SMT sibling list that includes cpu2 itself"));
+    }
+}

@@ -7,6 +7,7 @@
 
 #include "input/params.h"
 #include "sim_test_util.h"
+#include "experiment/estimate.h"
 #include "workloads/workloads.h"
 
 using namespace wakesim;
@@ -276,7 +277,7 @@ TEST_CASE("workloads: a task program compiles to the interpreter's code", "[work
     const ProgramTask& cli = b.tasks[2];
     CHECK(cli.spec.comm == "cli");
     CHECK(cli.spec.per_cpu_kthread);
-    const std::vector<Op>& c = cli.code;
+    const Code& c = cli.code;
     REQUIRE(c.size() == 11);
     CHECK(c[0].kind == Op::barrier);
     CHECK(c[1].kind == Op::loop_begin);
@@ -312,4 +313,69 @@ TEST_CASE("workloads: list workloads prints the kinds, and -v / --markdown the d
         CHECK(wakesim_output("list workloads --markdown " + s.name) == section_markdown(s));
         CHECK(verbose.find("### " + s.title + "\n\n" + section_markdown(s)) != std::string::npos);
     }
+}
+
+TEST_CASE("program text is shared between copies and copied before a change", "[workloads][robustness]") {
+    Code a{Op{Op::run, 5, 0, 0, 0, 0}, Op{Op::exit, 0, 0, 0, 0, 0}};
+    Code b = a;
+    CHECK(b.data() == a.data());  // one list
+    b.push_back(Op{Op::run, 7, 0, 0, 0, 0});
+    CHECK(b.data() != a.data());  // b changed its own copy
+    REQUIRE(a.size() == 2);
+    REQUIRE(b.size() == 3);
+    CHECK(b[2].ns == 7);
+    Code c;  // empty until written
+    CHECK(c.empty());
+    CHECK(c.begin() == c.end());
+    c.push_back(Op{Op::sleep, 1, 0, 0, 0, 0});
+    CHECK(c.front().kind == Op::sleep);
+}
+
+TEST_CASE("messaging shares each group's sender program, and the estimate counts shared text once", "[workloads][robustness]") {
+    const WorkloadBuild b = build(R"({"kind": "messaging", "groups": 3, "fds": 4, "loops": 2})");
+    REQUIRE(b.tasks.size() == 24);
+    // Per group: 4 receivers, then 4 senders that run one list (3 steps per receiver).
+    for (int g = 0; g < 3; ++g)
+        for (int k = 1; k < 4; ++k) {
+            const ProgramTask& first = b.tasks[static_cast<size_t>(g * 8 + 4)];
+            const ProgramTask& other = b.tasks[static_cast<size_t>(g * 8 + 4 + k)];
+            CHECK(other.spec.comm == "sender-" + std::to_string(g) + "-" + std::to_string(k));
+            CHECK(other.code.data() == first.code.data());
+            CHECK(other.code.size() == 3 + 3 * 4);
+        }
+    CHECK(b.tasks[4].code.data() != b.tasks[12].code.data());  // groups post to their own pipes
+
+    // 100,000 instances of a 1,000-step program: counted once (about 40 KB), not 100,000 times (4 GB).
+    WorkloadBuild many;
+    std::vector<Op> ops(1000, Op{Op::run, 1000, 0, 0, 0, 0});
+    const Code code(std::move(ops));
+    for (int i = 0; i < 100000; ++i) {
+        ProgramTask t;
+        t.spec.comm = "t-" + std::to_string(i);
+        t.code = code;
+        many.tasks.push_back(std::move(t));
+    }
+    const RunEstimate e = estimate_run(many, 4, 0, 1000);
+    CHECK(e.tasks == 100000);
+    CHECK(e.memory_bytes > 100000ULL * 1024);                 // every task costs something
+    CHECK(e.memory_bytes < 100000ULL * 1000 * sizeof(Op) / 4);  // but its program once
+    CHECK(e.events == 0);  // a finite program without ops: not estimated
+    // Ops give the events when they are known.
+    WorkloadBuild pipe = build(R"({"kind": "pipe", "loops": 1000000})");
+    const RunEstimate long_run = estimate_run(pipe, 4, 0, 0);
+    const RunEstimate short_run = estimate_run(pipe, 4, 1000, 0);
+    CHECK(long_run.seconds > 1);
+    CHECK(short_run.events < long_run.events);
+    CHECK(estimate_run(pipe, 4, 0, 1000).events < long_run.events / 1000);  // 1 us of simulated time
+    // A task that loops forever runs to the time limit: the longer the limit, the more events; a
+    // finite program without ops is not estimated.
+    WorkloadBuild endless;
+    ProgramTask spin;
+    spin.code = Code{Op{Op::loop_begin, 0, 0, 0, 0, 0}, Op{Op::run, 1000, 0, 0, 0, 0}, Op{Op::loop_end, 0, 0, 0, 0, 0}};
+    endless.tasks.push_back(spin);
+    CHECK(estimate_run(endless, 4, 0, 10'000'000'000).seconds > 1);
+    CHECK(estimate_run(endless, 4, 0, 1'000'000).seconds < 0.01);
+    WorkloadBuild finite = endless;
+    finite.tasks[0].code = Code{Op{Op::loop_begin, 0, 0, 5, 0, 0}, Op{Op::run, 1000, 0, 0, 0, 0}, Op{Op::loop_end, 0, 0, 0, 0, 0}};
+    CHECK(estimate_run(finite, 4, 0, 10'000'000'000).events == 0);
 }

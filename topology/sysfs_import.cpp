@@ -74,7 +74,12 @@ std::vector<std::pair<int, fs::path>> numbered(const fs::path& dir, const std::s
     for (const auto& e : fs::directory_iterator(dir, ec)) {
         std::smatch m;
         const std::string name = e.path().filename().string();
-        if (std::regex_match(name, m, re) && m[1].length() < 7) out.emplace_back(std::stoi(m[1].str()), e.path());
+        if (!std::regex_match(name, m, re) || m[1].length() >= 7) continue;
+        // The kernel writes cpu1, never cpu01: a copy with both would import one CPU twice.
+        if (m[1].length() > 1 && m[1].str()[0] == '0')
+            bad(e.path(), "expected a sysfs name without leading zeros (the kernel writes " + prefix +
+                              std::to_string(std::stoi(m[1].str())) + "), got " + quote_for_message(name));
+        out.emplace_back(std::stoi(m[1].str()), e.path());
     }
     std::sort(out.begin(), out.end());
     return out;
@@ -205,7 +210,11 @@ Topology import_sysfs(const std::string& dir) {
         c.core_id = parse_int(core, require_text(core, "the CPU's core number"), 0, 1 << 30, "a core id");
         for (const char* f : {"core_cpus_list", "thread_siblings_list"}) {
             if (auto t = read_text(topo / f)) {
-                c.siblings = parse_set(topo / f, *t) & up;
+                const CpuSet listed = parse_set(topo / f, *t);
+                if (!listed.test(c.sys_id))
+                    bad(topo / f, "expected an SMT sibling list that includes cpu" + std::to_string(c.sys_id) +
+                                      " itself, got " + quote_for_message(listed.to_list()));
+                c.siblings = listed & up;
                 c.siblings_file = topo / f;
                 break;
             }
@@ -227,7 +236,13 @@ Topology import_sysfs(const std::string& dir) {
                 bad(idx / "type", "expected Data, Instruction or Unified, got " + quote_for_message(type));
             if (type == "Instruction" || level <= best_level) continue;
             const fs::path shared = idx / "shared_cpu_list";
-            c.llc = parse_set(shared, require_text(shared, "the CPUs sharing this cache")) & up;
+            const CpuSet listed = parse_set(shared, require_text(shared, "the CPUs sharing this cache"));
+            // A cache is shared by the CPU whose directory it is in; checked before the list is cut
+            // to the online CPUs and the node, which could leave it empty and the check unmade.
+            if (!listed.test(c.sys_id))
+                bad(shared, "expected a cache shared_cpu_list that includes cpu" + std::to_string(c.sys_id) +
+                                " itself, got " + quote_for_message(listed.to_list()));
+            c.llc = listed & up;
             c.llc_file = shared;
             best_level = level;
         }

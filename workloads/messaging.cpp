@@ -87,20 +87,23 @@ WorkloadBuild build_messaging(const MessagingSpec& s, const MachineProfile& prof
                       Op{Op::loop_end, 0, 0, 0, 0, 0}};
             b.tasks.push_back(std::move(t));
         }
+        // Every sender of a group runs the same program: built once, shared by the group's senders.
+        Code sender;
+        sender.push_back(Op{Op::barrier, 0, 0, start, 0, 0});
+        sender.push_back(Op{Op::loop_begin, 0, 0, static_cast<int32_t>(s.loops), 0, 0});
+        for (int64_t r = 0; r < s.fds; ++r) {
+            sender.push_back(Op{Op::run, pc.write_pre + copy, 0, 0, 0, 0});
+            sender.push_back(Op{Op::post, 0, 0, first_ch + static_cast<int32_t>(r), 0, 0});
+            sender.push_back(Op{Op::run, prof.syscall_ns / 2, 0, 0, 0, 0});
+        }
+        sender.push_back(Op{Op::loop_end, 0, 0, 0, 0, 0});
         for (int64_t snd = 0; snd < s.fds; ++snd) {
             ProgramTask t;
             t.spec.comm = "sender-" + std::to_string(g) + "-" + std::to_string(snd);
             t.spec.allowed = s.cpus;
             t.spec.role = TaskRole::requester;
             t.spec.footprint_kib = s.footprint_kib;
-            t.code.push_back(Op{Op::barrier, 0, 0, start, 0, 0});
-            t.code.push_back(Op{Op::loop_begin, 0, 0, static_cast<int32_t>(s.loops), 0, 0});
-            for (int64_t r = 0; r < s.fds; ++r) {
-                t.code.push_back(Op{Op::run, pc.write_pre + copy, 0, 0, 0, 0});
-                t.code.push_back(Op{Op::post, 0, 0, first_ch + static_cast<int32_t>(r), 0, 0});
-                t.code.push_back(Op{Op::run, prof.syscall_ns / 2, 0, 0, 0, 0});
-            }
-            t.code.push_back(Op{Op::loop_end, 0, 0, 0, 0, 0});
+            t.code = sender;
             b.tasks.push_back(std::move(t));
         }
     }

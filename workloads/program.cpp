@@ -394,8 +394,9 @@ WorkloadBuild build_program(const ProgramSpec& s) {
         next += static_cast<int32_t>(d.count);
     }
     for (const TaskDef& d : s.tasks) {
-        std::vector<Op> code;
-        compile(s, d.steps, first, code);
+        std::vector<Op> ops;
+        compile(s, d.steps, first, ops);
+        const Code code(std::move(ops));  // one list for every instance
         for (int64_t k = 0; k < d.count; ++k) {
             ProgramTask pt;
             pt.spec = d.spec;

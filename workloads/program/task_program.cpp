@@ -11,11 +11,14 @@ ProgramDriver::ProgramDriver(std::vector<ProgramTask> tasks, std::vector<Channel
                              std::vector<int> barrier_sizes, RunControl& ctl)
     : ctl_(ctl), defs_(std::move(tasks)) {
     const size_t n = defs_.size();
+    // A channel's wait queues are lists threaded through the tasks (a task blocks on one channel
+    // at a time): a slot per task in all, not a slot per task on every channel, which for
+    // messaging's groups x fds pipes was groups x fds x tasks.
+    wait_next_.assign(n, -1);
+    waiting_.assign(n, 0);
     for (auto& c : channels) {
         ChanState st;
         st.def = std::move(c);
-        st.readers.buf.assign(n + 1, -1);
-        st.writers.buf.assign(n + 1, -1);
         chans_.push_back(std::move(st));
     }
     fuse_.resize(chans_.size());
@@ -36,7 +39,7 @@ ProgramDriver::ProgramDriver(std::vector<ProgramTask> tasks, std::vector<Channel
     for (int b : barrier_sizes) {
         Barrier bar;
         bar.size = b;
-        bar.waiting.reserve(n);
+        bar.waiting.reserve(std::min(n, static_cast<size_t>(std::max(b, 1))));  // all but the last arrive and wait
         barriers_.push_back(std::move(bar));
     }
 }
@@ -46,13 +49,18 @@ void ProgramDriver::setup(CpuExec& s, Time at, int parent_cpu, uint64_t seed) {
     for (auto& f : fuse_)
         if (f) f->attach(s, seed);
     ctx_.resize(defs_.size());
+    const Op* last_code = nullptr;  // instances of one task are consecutive: count its loops once
+    size_t depth = 0;
     for (size_t i = 0; i < defs_.size(); ++i) {
         Ctx& c = ctx_[i];
         foreground_ += defs_[i].background ? 0 : 1;
         c.task_id = s.add_task(defs_[i].spec);
         c.code = defs_[i].code;
-        size_t depth = 0;
-        for (const Op& op : c.code) depth += op.kind == Op::loop_begin ? 1 : 0;
+        if (c.code.data() != last_code) {
+            last_code = c.code.data();
+            depth = 0;
+            for (const Op& op : c.code) depth += op.kind == Op::loop_begin ? 1 : 0;
+        }
         c.loops.reserve(depth);
         if (by_task_id_.size() <= static_cast<size_t>(c.task_id)) by_task_id_.resize(static_cast<size_t>(c.task_id) + 1, -1);
         by_task_id_[static_cast<size_t>(c.task_id)] = static_cast<int>(i);
@@ -73,12 +81,30 @@ void ProgramDriver::setup(CpuExec& s, Time at, int parent_cpu, uint64_t seed) {
     }
 }
 
+void ProgramDriver::enqueue(WaitList& q, int ctx) {
+    if (waiting_[static_cast<size_t>(ctx)])
+        throw std::logic_error("program task " + std::to_string(ctx) + " queued on two channels at once");
+    waiting_[static_cast<size_t>(ctx)] = 1;
+    wait_next_[static_cast<size_t>(ctx)] = -1;
+    if (q.tail >= 0) wait_next_[static_cast<size_t>(q.tail)] = ctx;
+    else q.head = ctx;
+    q.tail = ctx;
+}
+
+int ProgramDriver::dequeue(WaitList& q) {
+    const int ctx = q.head;
+    q.head = wait_next_[static_cast<size_t>(ctx)];
+    if (q.head < 0) q.tail = -1;
+    waiting_[static_cast<size_t>(ctx)] = 0;
+    return ctx;
+}
+
 bool ProgramDriver::take_token(ChanState& c) {
     if (c.tokens == 0) return false;
     --c.tokens;
     ++c.takes;
     // pipe_read(): a reader that frees space in a full pipe wakes one blocked writer.
-    if (!c.writers.empty()) s_->wake(ctx_[static_cast<size_t>(c.writers.pop())].task_id, c.def.write_site);
+    if (!c.writers.empty()) s_->wake(ctx_[static_cast<size_t>(dequeue(c.writers))].task_id, c.def.write_site);
     return true;
 }
 
@@ -105,13 +131,13 @@ Action ProgramDriver::next_action(Task& t) {
             case Op::post: {
                 ChanState& ch = chans_[static_cast<size_t>(op.a)];
                 if (ch.def.capacity > 0 && ch.tokens >= ch.def.capacity) {
-                    ch.writers.push(static_cast<int>(&c - ctx_.data()));
+                    enqueue(ch.writers, static_cast<int>(&c - ctx_.data()));
                     return Action::Block();  // retried from the start when woken
                 }
                 ++ch.posts;
                 s_->charge_current(s_->hardware().touch_shared(op.a, ch.def.shared_bytes, s_->driving_cpu()));
                 if (!ch.readers.empty()) {
-                    Ctx& r = ctx_[static_cast<size_t>(ch.readers.pop())];
+                    Ctx& r = ctx_[static_cast<size_t>(dequeue(ch.readers))];
                     r.granted = true;
                     ++ch.takes;
                     s_->wake(r.task_id, ch.def.read_site);
@@ -132,7 +158,7 @@ Action ProgramDriver::next_action(Task& t) {
                         c.phase = 3;
                     } else {
                         c.phase = 2;
-                        ch.readers.push(static_cast<int>(&c - ctx_.data()));
+                        enqueue(ch.readers, static_cast<int>(&c - ctx_.data()));
                         return Action::Block();
                     }
                 }

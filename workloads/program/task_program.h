@@ -3,6 +3,7 @@
 // are generators of these programs.
 #pragma once
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,6 +34,34 @@ struct Op {
     uint8_t sub = 0;     // fuse_aio: the FuseOp of its requests
 };
 
+// Program text: a list of Ops that every instance of a task shares (a `count: 100000` task holds
+// its program once, not 100,000 times). A value type: copying shares the list, and a change to a
+// shared list copies it first, so builders write it as a vector and instances never pay for it.
+class Code {
+public:
+    Code() = default;
+    Code(std::initializer_list<Op> ops) : ops_(std::make_shared<std::vector<Op>>(ops)) {}
+    explicit Code(std::vector<Op> ops) : ops_(std::make_shared<std::vector<Op>>(std::move(ops))) {}
+    void push_back(const Op& op) { own().push_back(op); }
+    size_t size() const { return ops_ ? ops_->size() : 0; }
+    bool empty() const { return size() == 0; }
+    const Op* data() const { return ops_ ? ops_->data() : nullptr; }
+    const Op& operator[](size_t i) const { return (*ops_)[i]; }
+    const Op& front() const { return ops_->front(); }
+    const Op* begin() const { return data(); }
+    const Op* end() const { return data() + size(); }
+    // Bytes of the shared list (counted once however many instances share it).
+    size_t bytes() const { return ops_ ? ops_->capacity() * sizeof(Op) : 0; }
+
+private:
+    std::vector<Op>& own() {
+        if (!ops_) ops_ = std::make_shared<std::vector<Op>>();
+        else if (ops_.use_count() > 1) ops_ = std::make_shared<std::vector<Op>>(*ops_);
+        return *ops_;
+    }
+    std::shared_ptr<std::vector<Op>> ops_;
+};
+
 // A counting channel with wait queues: a pipe, a socket, a request queue. A post hands its token
 // straight to the first waiting reader (exclusive wake), else the token waits in the channel.
 struct Channel {
@@ -47,7 +76,7 @@ struct Channel {
 
 struct ProgramTask {
     TaskSpec spec;
-    std::vector<Op> code;
+    Code code;  // shared between the instances of one task
     bool background = false;  // hogs and noise: the run ends when the other tasks have exited
     bool deferred = false;    // created, started later by its FUSE connection (a libfuse pool worker)
 };
@@ -72,12 +101,16 @@ public:
     const FuseConn* fuse_conn(int ch) const { return fuse_[static_cast<size_t>(ch)].get(); }
 
 private:
-    using Fifo = IndexFifo;
+    // A FIFO of program tasks threaded through wait_next_: head and tail, -1 when empty.
+    struct WaitList {
+        int head = -1, tail = -1;
+        bool empty() const { return head < 0; }
+    };
     struct ChanState {
         Channel def;
         int64_t tokens = 0;
         int64_t posts = 0, takes = 0;
-        Fifo readers, writers;
+        WaitList readers, writers;
     };
     struct LoopFrame {
         int32_t start;
@@ -91,13 +124,15 @@ private:
         bool suspended = false;
         int64_t resume_pending = 0;
         std::vector<LoopFrame> loops;
-        std::vector<Op> code;
+        Code code;  // shares the task definition's list
     };
     struct Barrier {
         int size = 0, arrived = 0;
         std::vector<int> waiting;
     };
     bool take_token(ChanState& c);
+    void enqueue(WaitList& q, int ctx);
+    int dequeue(WaitList& q);
 
     CpuExec* s_ = nullptr;
     RunControl& ctl_;
@@ -106,6 +141,8 @@ private:
     std::vector<std::unique_ptr<FuseConn>> fuse_;  // by channel
     std::vector<Barrier> barriers_;
     std::vector<Ctx> ctx_;            // by program task index
+    std::vector<int> wait_next_;      // by program task index: the next task in its wait list
+    std::vector<uint8_t> waiting_;    // by program task index: in a wait list now
     std::vector<int> by_task_id_;     // scheduler id -> program index
     int exited_ = 0;
     int foreground_ = 0;
