@@ -172,6 +172,18 @@ TraceWindow parse_trace_window(const std::string& text) {
     return w;
 }
 
+// A report to stdout (its write is checked in main()) or to `path`, failing on a failed write.
+void write_output(const std::string& text, const std::string& path) {
+    if (path.empty()) {
+        std::fwrite(text.data(), 1, text.size(), stdout);
+        return;
+    }
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    if (!f) throw InputError(path, "", "cannot open the output file for writing");
+    std::fwrite(text.data(), 1, text.size(), f);
+    close_written(f, path, "the output file");
+}
+
 // Progress on stderr for runs and sweeps that take more than 2 seconds: on a terminal, a bar with
 // the runs done, elapsed time and ETA, rewritten in place every second; otherwise a plain line
 // every 10 seconds. Debian 12 packages no C++ progress-bar library, hence these lines.
@@ -489,14 +501,7 @@ static int wakesim_main(int argc, char** argv) {
         if (*rtapp) {
             refuse_overwrite(rtapp_out, rtapp_force);
             const std::string text = import_rtapp(rtapp_file, rtapp_machine).dump(2) + "\n";
-            if (rtapp_out.empty()) {
-                std::fwrite(text.data(), 1, text.size(), stdout);  // checked in main()
-            } else {
-                std::FILE* f = std::fopen(rtapp_out.c_str(), "w");
-                if (!f) throw InputError(rtapp_out, "", "cannot open the output file for writing");
-                std::fwrite(text.data(), 1, text.size(), f);
-                close_written(f, rtapp_out, "the output file");
-            }
+            write_output(text, rtapp_out);
             return 0;
         }
         if (*import) {
@@ -553,14 +558,7 @@ static int wakesim_main(int argc, char** argv) {
         if (*merge) {
             refuse_overwrite(out_path, force);
             const std::string text = merge_sweep_outputs(merge_files);
-            if (out_path.empty()) {
-                std::fwrite(text.data(), 1, text.size(), stdout);  // checked in main()
-            } else {
-                std::FILE* f = std::fopen(out_path.c_str(), "w");
-                if (!f) throw InputError(out_path, "", "cannot open the output file for writing");
-                std::fwrite(text.data(), 1, text.size(), f);
-                close_written(f, out_path, "the output file");
-            }
+            write_output(text, out_path);
             return 0;
         }
         Scenario sc = load_scenario(scenario_path);
@@ -687,14 +685,7 @@ static int wakesim_main(int argc, char** argv) {
         }
         else
             text = report_table(sc, runs);
-        if (out_path.empty()) {
-            std::fwrite(text.data(), 1, text.size(), stdout);  // checked in main()
-        } else {
-            std::FILE* f = std::fopen(out_path.c_str(), "w");
-            if (!f) throw InputError(out_path, "", "cannot open the output file for writing");
-            std::fwrite(text.data(), 1, text.size(), f);
-            close_written(f, out_path, "the output file");
-        }
+        write_output(text, out_path);
         return 0;
     } catch (const InputError& e) {
         // One line per error: several when a file has several mistakes (InputErrors).

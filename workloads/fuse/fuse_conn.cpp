@@ -159,6 +159,16 @@ void FuseConn::wake_ring(Ring& ring, const WakeSite& site) {
     s_->wake(ring.task_id, site);
 }
 
+// fuse_get_req(for_background) while fc->blocked: the submitter sleeps exclusively on
+// fc->blocked_waitq (a completion's wake clears `throttled`); `phase` becomes `waiting`.
+Action FuseConn::throttle(int self, uint8_t& phase, uint8_t waiting) {
+    ++stats_.blocked_waits;
+    subs_[static_cast<size_t>(self)].throttled = true;
+    blocked_waiters_.push(self);
+    phase = waiting;
+    return Action::Block();
+}
+
 // A request slot leaves for the server now.
 FuseConn::Req& FuseConn::start(int slot, bool background) {
     Req& r = reqs_[static_cast<size_t>(slot)];
@@ -317,11 +327,7 @@ bool FuseConn::request(int self, int task_id, uint8_t& phase, Action& out, FuseR
             if (fuse_op_send(args.op) == FuseSend::background) {
                 // fuse_get_req(for_background): sleep exclusively on fc->blocked_waitq while blocked.
                 if (blocked_ || orphan_free_.empty()) {
-                    ++stats_.blocked_waits;
-                    sub.throttled = true;
-                    blocked_waiters_.push(self);
-                    phase = throttled;
-                    out = Action::Block();
+                    out = throttle(self, phase, throttled);
                     return true;
                 }
                 const int slot = orphan_free_.pop();
@@ -404,11 +410,7 @@ bool FuseConn::aio(int self, int task_id, int64_t ios, FuseReqArgs args, uint8_t
                 // (The kernel tests fc->blocked a little before num_background++, so racing
                 // submitters can overshoot max_background by a few; here test and queueing are one step.)
                 if (blocked_) {
-                    ++stats_.blocked_waits;
-                    sub.throttled = true;
-                    blocked_waiters_.push(self);
-                    phase = throttled;
-                    out = Action::Block();
+                    out = throttle(self, phase, throttled);
                     return true;
                 }
                 const int slot = sub.free.pop();

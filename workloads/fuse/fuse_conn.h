@@ -163,6 +163,7 @@ private:
     };
     int queue_for(Submitter& sub, bool background);
     Req& start(int slot, bool background);
+    Action throttle(int self, uint8_t& phase, uint8_t waiting);
     void wake_fiq(const WakeSite& site);
     void wake_ring(Ring& ring, const WakeSite& site);
     void send(int self, int slot);
