@@ -139,21 +139,9 @@ Comparison compare_runs(const Scenario& sc, const std::vector<RunRecord>& runs, 
 
 namespace {
 
-std::string fmt(double x) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.6g", x);
-    return buf;
-}
-std::string fmt3(double x) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.3g", x);
-    return buf;
-}
-std::string fmt_pct(double x) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%+.2f%%", x);
-    return buf;
-}
+std::string fmt(double x) { return format_number("%.6g", x); }
+std::string fmt3(double x) { return format_number("%.3g", x); }
+std::string fmt_pct(double x) { return format_number("%+.2f%%", x); }
 
 std::string verdict_text(const MetricComparison& m) {
     std::string v = to_string(m.verdict);

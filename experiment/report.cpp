@@ -355,4 +355,10 @@ std::string report_perf(const Scenario& sc, const std::vector<RunRecord>& runs, 
     return os.str();
 }
 
+std::string format_number(const char* format, double x) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, format, x);
+    return buf;
+}
+
 }  // namespace wakesim

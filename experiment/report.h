@@ -43,4 +43,7 @@ std::string report_csv_long(const Scenario& sc, const std::vector<RunRecord>& ru
 // task creation would dominate them.
 std::string report_perf(const Scenario& sc, const std::vector<RunRecord>& runs, std::string& warning);
 
+// One number through a printf format with a single double conversion ("%.3g", "%+.2f%%").
+std::string format_number(const char* format, double x);
+
 }  // namespace wakesim

@@ -10,6 +10,7 @@
 #include <set>
 #include <tuple>
 
+#include "experiment/report.h"
 #include "experiment/runner.h"
 #include "input/input_error.h"
 
@@ -300,25 +301,13 @@ std::string verdict_text(const ValidationResult& v) {
 
 // Four significant figures for the simulated figures (3.070, 128.5, 6229); published figures are
 // printed as given.
-std::string figure(double x) {
-    char buf[64];
-    if (std::fabs(x) >= 1000)
-        std::snprintf(buf, sizeof buf, "%.0f", x);
-    else
-        std::snprintf(buf, sizeof buf, "%#.4g", x);
-    return buf;
-}
+std::string figure(double x) { return format_number(std::fabs(x) >= 1000 ? "%.0f" : "%#.4g", x); }
 
-std::string given(double x) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%g", x);
-    return buf;
-}
+std::string given(double x) { return format_number("%g", x); }
 
 std::string percent(double x) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%+.1f%%", x * 100);
-    return std::string(buf) == "-0.0%" ? "+0.0%" : buf;
+    const std::string p = format_number("%+.1f%%", x * 100);
+    return p == "-0.0%" ? "+0.0%" : p;
 }
 
 std::vector<std::string> header() {
