@@ -1,4 +1,4 @@
-// wakesim command line: run, explain, validate, list, topo. Thin: everything lives in the libraries.
+// wakesim command line: run, explain, validate, calibrate, list, topo. Thin: everything lives in the libraries.
 #include <CLI/CLI.hpp>
 #include <unistd.h>
 
@@ -23,6 +23,7 @@
 #include "experiment/scenario.h"
 #include "experiment/sweep.h"
 #include "experiment/plot.h"
+#include "experiment/calibrate.h"
 #include "experiment/validate.h"
 #include "kernel/features.h"
 #include "metrics/metric_format.h"
@@ -409,6 +410,19 @@ static int wakesim_main(int argc, char** argv) {
     validate->add_option("-j,--jobs,--threads", val_jobs, "runs in parallel (results are identical for any value)")
         ->check(CLI::Range(1, 256));
 
+    auto* calib = app.add_subcommand(
+        "calibrate", "fit a machine's profile parameters to measurements of that machine (weighted least squares)");
+    std::string calib_file, calib_out, calib_format = "table";
+    int calib_jobs = 1;
+    bool calib_force = false;
+    calib->add_option("file", calib_file, "calibration file: machine, measurements, parameters with bounds (docs/calibrate.md)")
+        ->required();
+    calib->add_option("-o,--out", calib_out, "write the refitted machine file here (its name is the new machine's)");
+    calib->add_flag("--force", calib_force, "overwrite an existing machine file");
+    calib->add_option("--format", calib_format, "table or json")->check(one_of({"table", "json"}));
+    calib->add_option("-j,--jobs,--threads", calib_jobs, "runs in parallel (results are identical for any value)")
+        ->check(CLI::Range(1, 256));
+
     auto* list = app.add_subcommand("list", "list policies, workloads, machines, scheduler features or metrics");
     std::string what, list_table;
     bool list_verbose = false, list_markdown = false;
@@ -441,7 +455,7 @@ static int wakesim_main(int argc, char** argv) {
     rtapp->add_flag("--force", rtapp_force, "overwrite an existing output file");
 
     std::string machines;
-    for (auto* sub : {run, compare, sweep, baseline, check_cmd, explain, validate, list, show})
+    for (auto* sub : {run, compare, sweep, baseline, check_cmd, explain, validate, calib, list, show})
         sub->add_option("--machines", machines,
                         "directory of machine files (default: $WAKESIM_MACHINES, else the installed "
                         "share/wakesim/machines, else the source tree's machines/)");
@@ -507,6 +521,15 @@ static int wakesim_main(int argc, char** argv) {
         if (*import) {
             Topology t = import_sysfs(import_dir);
             std::cout << t.to_json().dump(2) << "\n";
+            return 0;
+        }
+        if (*calib) {
+            refuse_overwrite(calib_out, calib_force);
+            const CalibSpec spec = load_calibration(calib_file);
+            const CalibResult result = calibrate(spec, calib_jobs);
+            const std::string text = calib_format == "json" ? calibration_json(result).dump(2) + "\n" : calibration_table(result);
+            std::fwrite(text.data(), 1, text.size(), stdout);  // checked in main()
+            if (!calib_out.empty()) write_output(calibrated_machine(result, calib_out).dump(2) + "\n", calib_out);
             return 0;
         }
         if (*validate) {
@@ -706,6 +729,10 @@ static int wakesim_main(int argc, char** argv) {
 }
 
 int main(int argc, char** argv) {
+    // A report of up to 64 KiB reaches a file or pipe in one write at exit, so that a failed
+    // write is seen there with its errno ("No space left on device").
+    static char out_buf[1 << 16];
+    if (!isatty(fileno(stdout))) std::setvbuf(stdout, out_buf, _IOFBF, sizeof out_buf);
     const int rc = wakesim_main(argc, argv);
     // stdout is buffered: a full disk or a closed pipe shows only at the last flush.
     errno = 0;

@@ -1,0 +1,629 @@
+#include "experiment/calibrate.h"
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <exception>
+#include <filesystem>
+#include <map>
+#include <stdexcept>
+
+#include "experiment/report.h"
+#include "experiment/runner.h"
+#include "experiment/scenario.h"
+#include "hw/machine_profile.h"
+#include "input/json_input.h"
+#include "topology/topology.h"
+
+namespace wakesim {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// A direction of the weighted Jacobian whose singular value is below this moves the fit by less
+// than 0.1 sigma for an e-fold change of the parameters: the measurements do not pin it down.
+constexpr double kIdentifiable = 0.1;
+constexpr double kNullShare = 0.1;  // see calibrate(): a parameter's share of an unidentified direction
+constexpr double kStep = 0.05;  // finite-difference step in log-parameter space (about 5%)
+
+std::string dir_of(const std::string& file) {
+    const fs::path p = fs::path(file).parent_path();
+    return p.empty() ? "." : p.string();
+}
+
+std::string canonical(const std::string& path) {
+    std::error_code ec;
+    const fs::path c = fs::weakly_canonical(path, ec);
+    return ec ? path : c.string();
+}
+
+// The machine file a scenario's or calibration's "machine" string names (scenario.cpp's rule).
+std::string machine_file_of(const JsonNode& n, const std::string& base_dir) {
+    const std::string s = n.as_file_name();
+    if (!is_machine_path(s)) {
+        if (!is_machine_name(s)) {
+            const std::string hint = nearest_name(s, machine_names());
+            n.fail("expected a machine (" + machine_names_text() + ") or a machine file (\"box.json\"); got " +
+                   quote_for_message(s) + (hint.empty() ? "" : " (did you mean " + quote_for_message(hint) + "?)"));
+        }
+        return machine_path(s);
+    }
+    const std::string path = fs::path(s).is_absolute() ? s : base_dir + "/" + s;
+    if (std::error_code ec; !fs::exists(path, ec)) n.fail("expected a machine file; " + quote_for_message(path) + " does not exist");
+    return path;
+}
+
+// The profile parameters a calibration may fit: every number of the profile, by its JSON key.
+struct Numeric {
+    std::string key, name, unit;
+};
+const std::vector<Numeric>& numeric_params() {
+    static const std::vector<Numeric> v = [] {
+        std::vector<Numeric> out;
+        MachineProfile p;
+        const auto lines = p.describe();
+        for (const auto& info : MachineProfile::params()) {
+            if (std::string(info.unit) == "bool") continue;
+            for (const auto& l : lines)
+                if (l.name == info.name) out.push_back({l.key, l.name, info.unit});
+        }
+        return out;
+    }();
+    return v;
+}
+
+// "idle_states/N/exit_latency" -> N, or -1.
+int idle_state_index(const std::string& key) {
+    static const std::string pre = "idle_states/", post = "/exit_latency";
+    if (key.size() <= pre.size() + post.size() || key.compare(0, pre.size(), pre) != 0 ||
+        key.compare(key.size() - post.size(), post.size(), post) != 0)
+        return -1;
+    const std::string num = key.substr(pre.size(), key.size() - pre.size() - post.size());
+    if (num.empty() || num.size() > 2 || !std::all_of(num.begin(), num.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        return -1;
+    return std::stoi(num);
+}
+
+std::vector<std::string> param_key_names(const MachineProfile& prof) {
+    std::vector<std::string> keys;
+    for (const auto& n : numeric_params()) keys.push_back(n.key);
+    for (size_t i = 0; i < prof.effective_idle_states().size(); ++i)
+        keys.push_back("idle_states/" + std::to_string(i) + "/exit_latency");
+    return keys;
+}
+
+// The profile key a calibration parameter overrides in a scenario ("idle_states" for a state's
+// exit latency).
+std::string override_key(const std::string& key) { return idle_state_index(key) >= 0 ? "idle_states" : key; }
+
+double current_value(const MachineProfile& prof, const std::string& key) {
+    if (const int i = idle_state_index(key); i >= 0) return static_cast<double>(prof.effective_idle_states()[static_cast<size_t>(i)].exit_ns);
+    for (const auto& n : numeric_params())
+        if (n.key == key) return static_cast<double>(prof.get(n.name));
+    throw std::logic_error("calibrate: no parameter " + key);
+}
+
+// A value in the parameter's unit, read as a scenario writes it: a duration for ns, else a number.
+double read_value(const JsonNode& n, const std::string& unit) {
+    if (unit == "ns") return static_cast<double>(n.as_duration_ns(1, int64_t{10} * 1000000000));
+    return static_cast<double>(n.as_int(1, 100000));
+}
+
+std::string show_value(double v, const std::string& unit) {
+    if (unit == "ns") return format_duration(static_cast<int64_t>(std::llround(v)));
+    return format_number("%.0f", v) + (unit == "%" ? "%" : unit == "Hz" ? " Hz" : " " + unit);
+}
+
+Metric numeric_metric(const JsonNode& n) {
+    const std::string name = n.as_string();
+    const MetricDef* d = find_metric(name);
+    if (d && (d->type == MetricType::integer || d->type == MetricType::real)) return d->id;
+    std::vector<std::string> names;
+    for (const MetricDef& m : metric_table())
+        if (m.type == MetricType::integer || m.type == MetricType::real) names.push_back(m.name);
+    const std::string hint = nearest_name(name, names);
+    n.fail("expected a numeric metric (`wakesim list metrics`: usec_per_op, ops_per_sec, sim_time_ns, ...), got " +
+           quote_for_message(name) + (hint.empty() ? "" : " (did you mean " + quote_for_message(hint) + "?)"));
+}
+
+// A measured figure in the metric's unit: a number, or a duration when the unit is ns.
+double measured(const JsonNode& n, Metric m, const char* what) {
+    const bool ns = std::string(metric_def(m).unit) == "ns";
+    const double v = ns && n.is_string() ? static_cast<double>(n.as_duration_ns(1, int64_t{3600} * 1000000000))
+                                         : n.as_double(0, 1e18);
+    if (!(v > 0)) n.fail(std::string("expected the ") + what + ", a number above 0" + (ns ? " or a duration (\"0.78s\")" : ""));
+    return v;
+}
+
+CalibMeasurement read_measurement(const JsonNode& n, const std::string& calib_dir, const std::string& machine_path) {
+    n.require_object();
+    n.check_keys({"name", "scenario", "case", "policy", "metric", "value", "spread", "seeds"});
+    CalibMeasurement m;
+    m.pointer = n.pointer();
+    m.name = n.at("name").as_string();
+    if (m.name.empty()) n.at("name").fail("expected a non-empty name");
+    const JsonNode sn = n.at("scenario");
+    std::string path = sn.as_file_name();
+    if (!fs::path(path).is_absolute()) path = calib_dir + "/" + path;
+    if (std::error_code ec; !fs::exists(path, ec)) sn.fail("expected a scenario file; " + quote_for_message(path) + " does not exist");
+    m.scenario_file = path;
+    m.scenario = load_json_file(path);
+    const Scenario sc = load_scenario(path);
+    // The scenario must run on the machine being fitted: its costs are what moves.
+    const JsonNode sroot(m.scenario, path);
+    const JsonNode mach = sroot.at("machine");
+    std::string its;
+    if (mach.is_string())
+        its = machine_file_of(mach, dir_of(path));
+    else if (mach.is_object() && mach.has("preset"))
+        its = machine_file_of(mach.at("preset"), dir_of(path));
+    if (canonical(its) != canonical(machine_path))
+        sn.fail("expected a scenario on the calibration's machine " + quote_for_message(machine_name_of(machine_path)) +
+                "; " + quote_for_message(path) + " runs on " +
+                (its.empty() ? std::string("its own topology") : quote_for_message(machine_name_of(its))));
+    std::vector<std::string> cases, policies;
+    for (const auto& c : sc.cases) cases.push_back(c.name);
+    for (const auto& p : sc.policies) policies.push_back(p.name);
+    if (auto c = n.get("case"))
+        m.case_name = c->as_enum(cases);
+    else if (cases.size() == 1)
+        m.case_name = cases.front();
+    else
+        n.fail("expected \"case\": the scenario has " + std::to_string(cases.size()) + " cases");
+    if (auto p = n.get("policy"))
+        m.policy = p->as_enum(policies);
+    else if (policies.size() == 1)
+        m.policy = policies.front();
+    else
+        n.fail("expected \"policy\": the scenario compares " + std::to_string(policies.size()) + " policies");
+    m.metric = numeric_metric(n.at("metric"));
+    m.value = measured(n.at("value"), m.metric, "measured value");
+    m.spread = measured(n.at("spread"), m.metric, "spread of the measurement (one standard deviation)");
+    if (auto s = n.get("seeds")) {
+        s->require_array();
+        if (s->size() == 0 || s->size() > 100) s->fail("expected 1 to 100 seeds");
+        for (size_t i = 0; i < s->size(); ++i) m.seeds.push_back(static_cast<uint64_t>((*s)[i].as_int(0, int64_t{1} << 62)));
+    } else {
+        m.seeds = sc.seeds;
+    }
+    return m;
+}
+
+CalibParam read_param(const JsonNode& n, const MachineProfile& prof) {
+    n.require_object();
+    n.check_keys({"key", "min", "max", "start"});
+    CalibParam p;
+    p.pointer = n.pointer();
+    const JsonNode kn = n.at("key");
+    p.key = kn.as_string();
+    const std::vector<std::string> keys = param_key_names(prof);
+    if (std::find(keys.begin(), keys.end(), p.key) == keys.end()) {
+        const std::string hint = nearest_name(p.key, keys);
+        kn.fail("expected a number of the machine's profile (ctx_switch, wake_remote, ipi_latency, idle_exit, "
+                "refill_llc_ns_per_kib, ... or idle_states/N/exit_latency for N below " +
+                std::to_string(prof.effective_idle_states().size()) + "), got " + quote_for_message(p.key) +
+                (hint.empty() ? "" : " (did you mean " + quote_for_message(hint) + "?)"));
+    }
+    p.unit = "ns";
+    for (const auto& x : numeric_params())
+        if (x.key == p.key) p.unit = x.unit;
+    p.min = read_value(n.at("min"), p.unit);
+    p.max = read_value(n.at("max"), p.unit);
+    if (!(p.min < p.max)) n.at("max").fail("expected a bound above \"min\" (" + show_value(p.min, p.unit) + ")");
+    if (auto s = n.get("start")) {
+        p.start = read_value(*s, p.unit);
+        if (p.start < p.min || p.start > p.max)
+            s->fail("expected a start within [" + show_value(p.min, p.unit) + ", " + show_value(p.max, p.unit) + "]");
+    } else {
+        p.start = current_value(prof, p.key);
+        if (p.start < p.min || p.start > p.max)
+            n.fail("expected bounds around the machine's value " + show_value(p.start, p.unit) + ", or a \"start\" within [" +
+                   show_value(p.min, p.unit) + ", " + show_value(p.max, p.unit) + "]");
+    }
+    return p;
+}
+
+}  // namespace
+
+CalibSpec load_calibration(const std::string& path) {
+    const nlohmann::json doc = load_json_file(path);
+    const JsonNode root(doc, path);
+    root.require_object();
+    root.check_keys({"description", "machine", "measurements", "parameters", "max_iterations"});
+    if (auto d = root.get("description")) (void)d->as_string();
+    CalibSpec spec;
+    spec.file = path;
+    spec.machine_path = machine_file_of(root.at("machine"), dir_of(path));
+    spec.machine_name = machine_name_of(spec.machine_path);
+    const MachineProfile prof = load_machine_file(spec.machine_path).profile;
+    spec.max_iterations = static_cast<int>(root.int_or("max_iterations", 20, 1, 200));
+
+    InputErrorCollector errors;
+    const JsonNode ms = root.at("measurements");
+    ms.require_array();
+    if (ms.size() == 0) ms.fail("expected at least one measurement");
+    for (size_t i = 0; i < ms.size(); ++i)
+        errors.attempt([&] { spec.measurements.push_back(read_measurement(ms[i], dir_of(path), spec.machine_path)); });
+    const JsonNode ps = root.at("parameters");
+    ps.require_array();
+    if (ps.size() == 0) ps.fail("expected at least one parameter to fit");
+    for (size_t i = 0; i < ps.size(); ++i)
+        errors.attempt([&] {
+            CalibParam p = read_param(ps[i], prof);
+            for (const auto& q : spec.params)
+                if (override_key(q.key) == override_key(p.key) && (q.key == p.key || override_key(p.key) != "idle_states"))
+                    ps[i].at("key").fail("expected each parameter once; " + quote_for_message(p.key) + " is already fitted");
+            spec.params.push_back(std::move(p));
+        });
+    errors.finish();
+    // A scenario that sets a fitted key itself would override the fit in that one measurement.
+    for (size_t i = 0; i < spec.measurements.size(); ++i) {
+        const auto& m = spec.measurements[i];
+        const nlohmann::json& mach = m.scenario.at("machine");
+        if (!mach.is_object() || !mach.contains("profile")) continue;
+        for (const auto& p : spec.params)
+            if (mach["profile"].contains(override_key(p.key)))
+                JsonNode(doc, path, m.pointer + "/scenario")
+                    .fail("expected a scenario that leaves " + quote_for_message(override_key(p.key)) +
+                          " to the machine: this calibration fits it");
+    }
+    return spec;
+}
+
+namespace {
+
+// The "profile" overrides that give the parameters the values `v`, as a scenario writes them.
+nlohmann::json overrides_for(const CalibSpec& spec, const MachineProfile& base, const std::vector<int64_t>& v) {
+    MachineProfile p = base;
+    for (size_t j = 0; j < spec.params.size(); ++j) {
+        const std::string& key = spec.params[j].key;
+        if (const int i = idle_state_index(key); i >= 0) {
+            if (p.idle_states.empty()) p.idle_states = p.effective_idle_states();
+            p.idle_states[static_cast<size_t>(i)].exit_ns = v[j];
+        } else {
+            for (const auto& n : numeric_params())
+                if (n.key == key) p.set(n.name, v[j]);
+        }
+    }
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& line : p.describe())
+        for (const auto& prm : spec.params)
+            if (override_key(prm.key) == line.key) out[line.key] = nlohmann::json::parse(line.typed);
+    return out;
+}
+
+// The simulated metric of every measurement (mean over its seeds) at each of `points`.
+std::vector<std::vector<double>> evaluate(const CalibSpec& spec, const MachineProfile& base,
+                                          const std::vector<std::vector<int64_t>>& points, int jobs, size_t& runs) {
+    struct Job {
+        size_t point, meas;
+        uint64_t seed;
+    };
+    std::vector<Job> work;
+    for (size_t p = 0; p < points.size(); ++p)
+        for (size_t m = 0; m < spec.measurements.size(); ++m)
+            for (uint64_t s : spec.measurements[m].seeds) work.push_back({p, m, s});
+    // One scenario per (point, measurement), its machine the calibrated one with the overrides.
+    std::vector<Scenario> scenarios(points.size() * spec.measurements.size());
+    std::vector<std::exception_ptr> errors(std::max(work.size(), scenarios.size()));
+    std::atomic<size_t> next{0};
+    run_on_threads(jobs, scenarios.size(), [&] {
+        for (size_t i = next++; i < scenarios.size(); i = next++) {
+            try {
+                const CalibMeasurement& m = spec.measurements[i % spec.measurements.size()];
+                nlohmann::json doc = m.scenario;
+                nlohmann::json& mach = doc["machine"];
+                if (!mach.is_object()) mach = nlohmann::json::object();
+                mach["preset"] = fs::absolute(spec.machine_path).string();
+                const nlohmann::json ov = overrides_for(spec, base, points[i / spec.measurements.size()]);
+                for (auto it = ov.begin(); it != ov.end(); ++it) mach["profile"][it.key()] = it.value();
+                scenarios[i] = parse_scenario(doc, m.scenario_file);
+            } catch (...) {
+                errors[i] = std::current_exception();
+            }
+        }
+    });
+    for (const auto& e : errors)
+        if (e) std::rethrow_exception(e);
+    std::vector<double> value(work.size());
+    next = 0;
+    run_on_threads(jobs, work.size(), [&] {
+        for (size_t i = next++; i < work.size(); i = next++) {
+            try {
+                const Job& j = work[i];
+                const CalibMeasurement& m = spec.measurements[j.meas];
+                const Scenario& sc = scenarios[j.point * spec.measurements.size() + j.meas];
+                const CaseSpec* c = nullptr;
+                const Policy* pol = nullptr;
+                for (const auto& x : sc.cases)
+                    if (x.name == m.case_name) c = &x;
+                for (const auto& x : sc.policies)
+                    if (x.name == m.policy) pol = &x;
+                const RunResult r = run_case(sc, *c, *pol, make_run_spec(sc, *c, *pol, j.seed));
+                if (!r.completed)
+                    throw InputError(spec.file, m.pointer,
+                                     "expected a run that completes; case " + quote_for_message(m.case_name) +
+                                         " reached its time limit with these parameter values");
+                value[i] = r.metrics.get(m.metric);
+            } catch (...) {
+                errors[i] = std::current_exception();
+            }
+        }
+    });
+    for (const auto& e : errors)
+        if (e) std::rethrow_exception(e);
+    runs += work.size();
+    std::vector<std::vector<double>> out(points.size(), std::vector<double>(spec.measurements.size(), 0.0));
+    for (size_t i = 0; i < work.size(); ++i)
+        out[work[i].point][work[i].meas] += value[i] / static_cast<double>(spec.measurements[work[i].meas].seeds.size());
+    return out;
+}
+
+}  // namespace
+
+CalibResult calibrate(const CalibSpec& spec, int jobs) {
+    const MachineProfile base = load_machine_file(spec.machine_path).profile;
+    const size_t n = spec.params.size(), m = spec.measurements.size();
+    CalibResult res;
+    res.spec = &spec;
+    Eigen::VectorXd lo(n), hi(n), u(n), y(m), sigma(m);
+    for (size_t j = 0; j < n; ++j) {
+        lo[j] = std::log(spec.params[j].min);
+        hi[j] = std::log(spec.params[j].max);
+        u[j] = std::log(spec.params[j].start);
+    }
+    for (size_t i = 0; i < m; ++i) {
+        y[i] = spec.measurements[i].value;
+        sigma[i] = spec.measurements[i].spread;
+    }
+    // Parameter values are whole units (ns): the point simulated is the rounded one.
+    auto values = [&](const Eigen::VectorXd& x) {
+        std::vector<int64_t> v(n);
+        for (size_t j = 0; j < n; ++j) v[j] = std::max<int64_t>(1, std::llround(std::exp(x[j])));
+        return v;
+    };
+    auto residuals = [&](const std::vector<double>& sim) {
+        Eigen::VectorXd r(m);
+        for (size_t i = 0; i < m; ++i) r[i] = (sim[i] - y[i]) / sigma[i];
+        return r;
+    };
+    // The Jacobian of the residuals in log-parameter space by forward differences (backward at
+    // the upper bound), each column over the step actually taken after rounding.
+    auto jacobian = [&](const Eigen::VectorXd& x, const Eigen::VectorXd& r) {
+        std::vector<std::vector<int64_t>> pts;
+        std::vector<double> step(n);
+        const std::vector<int64_t> v0 = values(x);
+        for (size_t j = 0; j < n; ++j) {
+            Eigen::VectorXd xs = x;
+            xs[j] = x[j] + kStep <= hi[j] ? x[j] + kStep : x[j] - kStep;
+            std::vector<int64_t> v = values(xs);
+            if (v[j] == v0[j]) v[j] += xs[j] > x[j] ? 1 : -1;  // a step below one unit: one unit
+            step[j] = std::log(static_cast<double>(v[j])) - std::log(static_cast<double>(v0[j]));
+            pts.push_back(std::move(v));
+        }
+        const auto sims = evaluate(spec, base, pts, jobs, res.runs);
+        res.evaluations += pts.size();
+        Eigen::MatrixXd J(m, n);
+        for (size_t j = 0; j < n; ++j) J.col(static_cast<Eigen::Index>(j)) = (residuals(sims[j]) - r) / step[j];
+        return J;
+    };
+
+    std::vector<double> sim = evaluate(spec, base, {values(u)}, jobs, res.runs).front();
+    res.evaluations += 1;
+    const std::vector<double> sim_start = sim;
+    Eigen::VectorXd r = residuals(sim);
+    double chi2 = r.squaredNorm();
+    res.chi2_start = chi2;
+    double lambda = 1e-2;
+    for (int it = 0; it < spec.max_iterations; ++it) {
+        res.iterations = it + 1;
+        const Eigen::MatrixXd J = jacobian(u, r);
+        const Eigen::MatrixXd A = J.transpose() * J;
+        const Eigen::VectorXd g = J.transpose() * r;
+        bool accepted = false;
+        double gain = 0, moved = 0;
+        for (int tries = 0; tries < 8 && !accepted; ++tries) {
+            Eigen::MatrixXd M = A;
+            for (size_t j = 0; j < n; ++j) M(j, j) += lambda * A(j, j) + 1e-12;
+            const Eigen::VectorXd delta = M.ldlt().solve(-g);
+            const Eigen::VectorXd un = delta.cwiseMax(lo - u).cwiseMin(hi - u) + u;
+            if (values(un) == values(u)) break;  // the step rounds to nothing: done
+            const std::vector<double> sn = evaluate(spec, base, {values(un)}, jobs, res.runs).front();
+            res.evaluations += 1;
+            const Eigen::VectorXd rn = residuals(sn);
+            if (rn.squaredNorm() < chi2) {
+                gain = chi2 - rn.squaredNorm();
+                moved = (un - u).cwiseAbs().maxCoeff();
+                u = un;
+                r = rn;
+                sim = sn;
+                chi2 = rn.squaredNorm();
+                lambda = std::max(lambda / 3, 1e-7);
+                accepted = true;
+            } else {
+                lambda *= 4;
+            }
+        }
+        if (!accepted || gain < 1e-4 * chi2 + 1e-9 || moved < 1e-3) {
+            res.converged = true;
+            break;
+        }
+    }
+    res.chi2 = chi2;
+
+    // Uncertainties from the Jacobian at the optimum: covariance of log-parameters (J^T J)^-1 over
+    // the directions the measurements identify.
+    const Eigen::MatrixXd J = jacobian(u, r);
+    Eigen::JacobiSVD<Eigen::MatrixXd> svd(J, Eigen::ComputeFullV);
+    const Eigen::VectorXd s = svd.singularValues();
+    const Eigen::MatrixXd V = svd.matrixV();
+    for (Eigen::Index k = 0; k < s.size(); ++k) res.singular_values.push_back(s[k]);
+    Eigen::VectorXd var = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(n));
+    Eigen::VectorXd null_weight = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(n));
+    std::vector<std::vector<size_t>> partners(n);
+    for (Eigen::Index k = 0; k < static_cast<Eigen::Index>(n); ++k) {
+        const double sk = k < s.size() ? s[k] : 0.0;
+        const Eigen::VectorXd vk = V.col(k);
+        if (sk >= kIdentifiable) {
+            var += vk.cwiseProduct(vk) / (sk * sk);
+            continue;
+        }
+        // A parameter with a tenth of its weight along an unidentified direction moves freely
+        // with the others there: its uncertainty cannot be stated.
+        null_weight += vk.cwiseProduct(vk);
+        for (size_t j = 0; j < n; ++j)
+            if (vk[static_cast<Eigen::Index>(j)] * vk[static_cast<Eigen::Index>(j)] > kNullShare)
+                for (size_t q = 0; q < n; ++q)
+                    if (q != j && vk[static_cast<Eigen::Index>(q)] * vk[static_cast<Eigen::Index>(q)] > kNullShare) partners[j].push_back(q);
+    }
+    const std::vector<int64_t> fitted = values(u);
+    for (size_t j = 0; j < n; ++j) {
+        CalibParamResult pr;
+        pr.param = spec.params[j];
+        pr.fitted = static_cast<double>(fitted[j]);
+        const auto jj = static_cast<Eigen::Index>(j);
+        if (J.col(jj).norm() < kIdentifiable) {
+            pr.identifiable = false;
+            pr.note = "not identifiable: no measurement depends on it";
+        } else if (null_weight[jj] > kNullShare) {
+            pr.identifiable = false;
+            std::string with;
+            std::sort(partners[j].begin(), partners[j].end());
+            partners[j].erase(std::unique(partners[j].begin(), partners[j].end()), partners[j].end());
+            for (size_t q : partners[j]) with += (with.empty() ? "" : ", ") + spec.params[q].key;
+            pr.note = with.empty() ? "not identifiable from these measurements"
+                                   : "not identifiable apart from " + with + ": only a combination is fitted";
+        } else {
+            pr.sd = pr.fitted * std::sqrt(var[jj]);
+        }
+        const double at = std::log(pr.fitted);
+        if (at <= lo[jj] + 1e-9 || std::llround(pr.fitted) <= std::llround(spec.params[j].min)) {
+            pr.at_bound = true;
+            pr.note += std::string(pr.note.empty() ? "" : "; ") + "held at its lower bound";
+        } else if (at >= hi[jj] - 1e-9 || std::llround(pr.fitted) >= std::llround(spec.params[j].max)) {
+            pr.at_bound = true;
+            pr.note += std::string(pr.note.empty() ? "" : "; ") + "held at its upper bound";
+        }
+        res.params.push_back(std::move(pr));
+    }
+    for (size_t i = 0; i < m; ++i)
+        res.measurements.push_back({&spec.measurements[i], sim_start[i], sim[i], (sim[i] - y[i]) / sigma[i]});
+    return res;
+}
+
+namespace {
+
+// Four significant digits; durations in the largest unit that keeps them above 1.
+std::string figure(double v, Metric m) {
+    if (std::string(metric_def(m).unit) == "ns") {
+        const double a = std::fabs(v);
+        if (a >= 1e9) return format_number("%.4g", v / 1e9) + "s";
+        if (a >= 1e6) return format_number("%.4g", v / 1e6) + "ms";
+        if (a >= 1e3) return format_number("%.4g", v / 1e3) + "us";
+        return format_number("%.4g", v) + "ns";
+    }
+    return format_number(std::fabs(v) >= 1000 ? "%.0f" : "%.4g", v);
+}
+
+std::string pad(const std::string& s, size_t w) {
+    size_t len = 0;
+    for (unsigned char c : s) len += (c & 0xC0) != 0x80;  // UTF-8 code points
+    return s + std::string(len < w ? w - len : 0, ' ');
+}
+
+std::string table(const std::vector<std::vector<std::string>>& rows) {
+    std::vector<size_t> w;
+    for (const auto& r : rows)
+        for (size_t c = 0; c < r.size(); ++c) {
+            size_t len = 0;
+            for (unsigned char ch : r[c]) len += (ch & 0xC0) != 0x80;
+            if (w.size() <= c) w.push_back(0);
+            w[c] = std::max(w[c], len);
+        }
+    std::string out;
+    for (const auto& r : rows) {
+        std::string line;
+        for (size_t c = 0; c < r.size(); ++c) line += c + 1 < r.size() ? pad(r[c], w[c] + 2) : r[c];
+        while (!line.empty() && line.back() == ' ') line.pop_back();
+        out += line + "\n";
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string calibration_table(const CalibResult& r) {
+    const CalibSpec& s = *r.spec;
+    std::string out = "calibration of " + s.machine_name + " (" + s.file + "): " + std::to_string(s.measurements.size()) +
+                      " measurements, " + std::to_string(s.params.size()) + " parameters; " + std::to_string(r.iterations) +
+                      " iterations, " + std::to_string(r.evaluations) + " evaluations (" + std::to_string(r.runs) +
+                      " runs); chi-square " + format_number("%.4g", r.chi2_start) + " -> " + format_number("%.4g", r.chi2) +
+                      (r.converged ? "" : " (not converged: raise max_iterations)") + "\n\n";
+    std::vector<std::vector<std::string>> rows = {{"measurement", "metric", "measured", "start", "fitted", "residual"}};
+    for (const auto& m : r.measurements)
+        rows.push_back({m.m->name, metric_def(m.m->metric).name, figure(m.m->value, m.m->metric) + " ± " + figure(m.m->spread, m.m->metric),
+                        figure(m.start, m.m->metric), figure(m.fitted, m.m->metric), format_number("%+.2f", m.residual) + " sd"});
+    out += table(rows) + "\n";
+    rows = {{"parameter", "start", "fitted", "± 1 sd", "bounds", "note"}};
+    for (const auto& p : r.params)
+        rows.push_back({p.param.key, show_value(p.param.start, p.param.unit), show_value(p.fitted, p.param.unit),
+                        p.identifiable ? show_value(p.sd, p.param.unit) : "-",
+                        "[" + show_value(p.param.min, p.param.unit) + ", " + show_value(p.param.max, p.param.unit) + "]", p.note});
+    out += table(rows);
+    return out;
+}
+
+nlohmann::json calibration_json(const CalibResult& r) {
+    nlohmann::json j;
+    j["machine"] = r.spec->machine_name;
+    j["file"] = r.spec->file;
+    j["iterations"] = r.iterations;
+    j["evaluations"] = r.evaluations;
+    j["runs"] = r.runs;
+    j["converged"] = r.converged;
+    j["chi2_start"] = r.chi2_start;
+    j["chi2"] = r.chi2;
+    j["singular_values"] = r.singular_values;
+    j["measurements"] = nlohmann::json::array();
+    for (const auto& m : r.measurements)
+        j["measurements"].push_back({{"name", m.m->name}, {"metric", metric_def(m.m->metric).name}, {"measured", m.m->value},
+                                     {"spread", m.m->spread}, {"start", m.start}, {"fitted", m.fitted}, {"residual", m.residual}});
+    j["parameters"] = nlohmann::json::array();
+    for (const auto& p : r.params)
+        j["parameters"].push_back({{"key", p.param.key}, {"unit", p.param.unit}, {"start", p.param.start}, {"fitted", p.fitted},
+                                   {"sd", p.identifiable ? nlohmann::json(p.sd) : nlohmann::json(nullptr)},
+                                   {"min", p.param.min}, {"max", p.param.max}, {"identifiable", p.identifiable},
+                                   {"at_bound", p.at_bound}, {"note", p.note}});
+    return j;
+}
+
+nlohmann::json calibrated_machine(const CalibResult& r, const std::string& out_path) {
+    const CalibSpec& s = *r.spec;
+    nlohmann::json doc = load_json_file(s.machine_path);
+    const MachineProfile base = load_machine_file(s.machine_path).profile;
+    std::vector<int64_t> v;
+    for (const auto& p : r.params) v.push_back(static_cast<int64_t>(p.fitted));
+    std::string names;
+    for (const auto& m : s.measurements) names += (names.empty() ? "" : ", ") + m.name;
+    const std::string source = "fitted by wakesim calibrate (" + fs::path(s.file).filename().string() + ") to: " + names;
+    const nlohmann::json ov = overrides_for(s, base, v);
+    for (auto it = ov.begin(); it != ov.end(); ++it) {
+        const std::string& key = it.key();
+        const nlohmann::json& value = it.value();
+        nlohmann::json& e = doc["profile"][key];
+        std::string note;
+        for (const auto& p : r.params)
+            if (override_key(p.param.key) == key)
+                note += (note.empty() ? "" : "; ") + p.param.key + " " + show_value(p.fitted, p.param.unit) +
+                        (p.identifiable ? " ± " + show_value(p.sd, p.param.unit) : " (" + p.note + ")") + ", was " +
+                        show_value(p.param.start, p.param.unit);
+        e = {{"value", value}, {"source", source}, {"note", note}};
+    }
+    doc["description"] = doc.value("description", std::string()) + " Profile refitted by wakesim calibrate as " +
+                         machine_name_of(out_path) + ".";
+    return doc;
+}
+
+}  // namespace wakesim

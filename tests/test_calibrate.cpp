@@ -1,0 +1,194 @@
+// `wakesim calibrate` (experiment/calibrate.h): it recovers known profile values from simulated
+// measurements within its reported uncertainty, says which parameters the data cannot identify,
+// writes a machine file that runs, and answers bad calibration files with one line each.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli_test_util.h"
+#include "experiment/calibrate.h"
+#include "experiment/runner.h"
+#include "experiment/scenario.h"
+#include "hw/machine_profile.h"
+
+using namespace wakesim;
+using namespace wakesim::clitest;
+
+namespace {
+
+// perf bench sched pipe on the 2-vCPU guest, short: pinned depends on the same-CPU switch path,
+// unpinned adds the cross-vCPU wake (IPI, halted vCPU exit).
+const char* const kPipe = R"({
+  "name": "calib-pipe",
+  "machine": "kvm-2vcpu",
+  "workload": {"kind": "pipe", "loops": 3000},
+  "policies": ["plain"],
+  "run": {"warmup_ops": 300, "seeds": [1]},
+  "cases": [
+    {"name": "unpinned"},
+    {"name": "pinned", "set": {"workload": {"cpus": "0"}}}
+  ]
+})";
+
+double simulated(const std::string& scenario, const std::string& case_name) {
+    const Scenario sc = load_scenario(scenario);
+    RunOptions opt;
+    opt.cases = {case_name};
+    opt.quiet = true;
+    return run_scenario(sc, opt).front().result.metrics.get(Metric::usec_per_op);
+}
+
+// A calibration of ctx_switch and ipi_latency from the two pipe figures, started away from the
+// machine's values, plus a parameter nothing here depends on (one node: no cross-node refill).
+std::string calibration(double unpinned, double pinned) {
+    nlohmann::json c = {
+        {"machine", "kvm-2vcpu"},
+        {"measurements",
+         {{{"name", "unpinned"}, {"scenario", "pipe.json"}, {"case", "unpinned"}, {"metric", "usec_per_op"}, {"value", unpinned},
+           {"spread", unpinned * 0.01}},
+          {{"name", "pinned"}, {"scenario", "pipe.json"}, {"case", "pinned"}, {"metric", "usec_per_op"}, {"value", pinned},
+           {"spread", pinned * 0.01}}}},
+        {"parameters",
+         {{{"key", "ctx_switch"}, {"min", "500ns"}, {"max", "10us"}, {"start", "5.5us"}},
+          {{"key", "ipi_latency"}, {"min", "300ns"}, {"max", "10us"}, {"start", "1.5us"}},
+          {{"key", "refill_cross_numa_ns_per_kib"}, {"min", 10}, {"max", 2000}}}}};
+    return c.dump(2);
+}
+
+}  // namespace
+
+TEST_CASE("calibrate recovers ctx_switch and ipi_latency of kvm-2vcpu from simulated pipe figures", "[calibrate]") {
+    TempDir tmp;
+    write_file(tmp.file("pipe.json"), kPipe);
+    const double unpinned = simulated(tmp.file("pipe.json"), "unpinned");
+    const double pinned = simulated(tmp.file("pipe.json"), "pinned");
+    REQUIRE(unpinned > pinned);
+    write_file(tmp.file("c.json"), calibration(unpinned, pinned));
+
+    const CalibSpec spec = load_calibration(tmp.file("c.json"));
+    const CalibResult r = calibrate(spec, 2);
+    const MachineProfile truth = load_machine_file(machine_path("kvm-2vcpu")).profile;
+    INFO(calibration_table(r));
+    REQUIRE(r.params.size() == 3);
+    CHECK(r.chi2 < r.chi2_start);
+    CHECK(r.chi2 < 1.0);  // both figures within 1% (one spread) of the measured ones
+    for (size_t j = 0; j < 2; ++j) {
+        const auto& p = r.params[j];
+        const double want = static_cast<double>(truth.get(j == 0 ? "ctx_switch_ns" : "ipi_latency_ns"));
+        INFO(p.param.key << ": fitted " << p.fitted << " sd " << p.sd << ", truth " << want);
+        CHECK(p.identifiable);
+        CHECK(p.sd > 0);
+        CHECK(std::fabs(p.fitted - want) <= 2 * p.sd);
+        CHECK(std::fabs(p.fitted - want) <= 0.1 * want);
+    }
+    CHECK_FALSE(r.params[2].identifiable);
+    CHECK(r.params[2].note == "not identifiable: no measurement depends on it");
+    CHECK(r.params[2].fitted == r.params[2].param.start);
+}
+
+TEST_CASE("calibrate says when two parameters only move together", "[calibrate]") {
+    // The unpinned round trip pays the IPI and the halted vCPU's exit on every wakeup: one figure
+    // cannot split them.
+    TempDir tmp;
+    write_file(tmp.file("pipe.json"), kPipe);
+    const double unpinned = simulated(tmp.file("pipe.json"), "unpinned");
+    nlohmann::json c = {
+        {"machine", "kvm-2vcpu"},
+        {"max_iterations", 4},
+        {"measurements",
+         {{{"name", "unpinned"}, {"scenario", "pipe.json"}, {"case", "unpinned"}, {"metric", "usec_per_op"},
+           {"value", unpinned * 1.1}, {"spread", unpinned * 0.01}}}},
+        {"parameters",
+         {{{"key", "ipi_latency"}, {"min", "300ns"}, {"max", "20us"}},
+          {{"key", "idle_states/0/exit_latency"}, {"min", "200ns"}, {"max", "20us"}}}}};
+    write_file(tmp.file("c.json"), c.dump());
+    const CalibSpec spec = load_calibration(tmp.file("c.json"));
+    const CalibResult r = calibrate(spec, 1);
+    INFO(calibration_table(r));
+    CHECK(r.chi2 < r.chi2_start);
+    REQUIRE(r.params.size() == 2);
+    for (const auto& p : r.params) {
+        CHECK_FALSE(p.identifiable);
+        CHECK(contains(p.note, "only a combination is fitted"));
+    }
+    CHECK(contains(r.params[0].note, "idle_states/0/exit_latency"));
+}
+
+TEST_CASE("calibrate -o writes a machine file that runs, and keeps an existing one without --force", "[calibrate][cli]") {
+    TempDir tmp;
+    write_file(tmp.file("pipe.json"), kPipe);
+    const double pinned = simulated(tmp.file("pipe.json"), "pinned");
+    nlohmann::json c = {
+        {"machine", "kvm-2vcpu"},
+        {"measurements",
+         {{{"name", "pinned"}, {"scenario", "pipe.json"}, {"case", "pinned"}, {"metric", "usec_per_op"}, {"value", pinned * 1.2},
+           {"spread", pinned * 0.01}}}},
+        {"parameters", {{{"key", "ctx_switch"}, {"min", "500ns"}, {"max", "10us"}}}}};
+    write_file(tmp.file("c.json"), c.dump());
+    const std::string out = tmp.file("kvm-refit.json");
+    const CmdResult r = run_wakesim("calibrate " + shell_quote(tmp.file("c.json")) + " -o " + shell_quote(out) + " --format json");
+    INFO(r.out);
+    REQUIRE(r.rc == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["parameters"][0]["key"] == "ctx_switch");
+    CHECK(j["parameters"][0]["fitted"].get<double>() > 3800);  // 20% slower pinned: a dearer switch
+    const auto m = nlohmann::json::parse(read_file(out));
+    CHECK(contains(m["profile"]["ctx_switch"]["source"].get<std::string>(), "fitted by wakesim calibrate"));
+    // The new machine runs: the pinned figure is now the measured one, within its 1% spread.
+    nlohmann::json sc = nlohmann::json::parse(kPipe);
+    sc["machine"] = out;
+    write_file(tmp.file("refit.json"), sc.dump());
+    const double refit = simulated(tmp.file("refit.json"), "pinned");
+    CHECK(std::fabs(refit / (pinned * 1.2) - 1) < 0.02);
+    // Nothing a user wrote is overwritten without asking.
+    const std::string before = read_file(out);
+    const CmdResult again = run_wakesim("calibrate " + shell_quote(tmp.file("c.json")) + " -o " + shell_quote(out));
+    CHECK(again.rc == 2);
+    CHECK(contains(again.out, "--force"));
+    CHECK(read_file(out) == before);
+}
+
+TEST_CASE("calibrate: every bad calibration file gives one error line with its pointer and exit code 2", "[calibrate][cli][bad_inputs]") {
+    const fs::path dir = kSource / "tests" / "bad_inputs" / "calibrate";
+    std::ifstream list(dir / "expected.txt");
+    REQUIRE(list.good());
+    size_t n = 0;
+    for (std::string line; std::getline(list, line);) {
+        if (line.empty()) continue;
+        const auto t1 = line.find('\t'), t2 = line.find('\t', t1 + 1);
+        REQUIRE(t2 != std::string::npos);
+        const std::string file = line.substr(0, t1), ptr = line.substr(t1 + 1, t2 - t1 - 1), msg = line.substr(t2 + 1);
+        const std::string path = (dir / file).string();
+        const CmdResult r = run_wakesim("calibrate " + shell_quote(path));
+        INFO(file << " -> rc " << r.rc << ": " << r.out);
+        CHECK(r.rc == 2);
+        CHECK(count_lines(r.out) == 1);
+        CHECK(r.out.rfind("wakesim: error: " + path + ": " + ptr + ": ", 0) == 0);
+        CHECK(contains(r.out, msg));
+        ++n;
+    }
+    CHECK(n >= 6);
+}
+
+TEST_CASE("calibrate reports every error of a calibration file in one pass", "[calibrate][cli][bad_inputs]") {
+    TempDir tmp;
+    write_file(tmp.file("pipe.json"), kPipe);
+    nlohmann::json c = {
+        {"machine", "kvm-2vcpu"},
+        {"measurements",
+         {{{"name", "a"}, {"scenario", "pipe.json"}, {"case", "pinnned"}, {"metric", "usec_per_op"}, {"value", 13.5}, {"spread", 0.3}},
+          {{"name", "b"}, {"scenario", "pipe.json"}, {"case", "pinned"}, {"metric", "usec_per_opp"}, {"value", 13.5}, {"spread", 0.3}}}},
+        {"parameters", {{{"key", "ctx_swich"}, {"min", "500ns"}, {"max", "10us"}}}}};
+    write_file(tmp.file("c.json"), c.dump());
+    const CmdResult r = run_wakesim("calibrate " + shell_quote(tmp.file("c.json")));
+    INFO(r.out);
+    CHECK(r.rc == 2);
+    CHECK(count_lines(r.out) == 3);
+    CHECK(contains(r.out, "/measurements/0/case: "));
+    CHECK(contains(r.out, "/measurements/1/metric: "));
+    CHECK(contains(r.out, "/parameters/0/key: "));
+    CHECK(contains(r.out, "did you mean \"ctx_switch\""));
+}
