@@ -9,6 +9,7 @@ namespace wakesim {
 // Each policy's file defines its kind; adding a policy adds one line here and one below.
 const PolicyKind& plain_policy();
 const PolicyKind& wf_sync_policy();
+const PolicyKind& no_sync_policy();
 const PolicyKind& seccomp_current_cpu_policy();
 const PolicyKind& seesaw_policy();
 const PolicyKind& reciprocal_sync_policy();
@@ -26,6 +27,7 @@ const std::vector<const PolicyKind*>& policy_registry() {
     static const std::vector<const PolicyKind*> r = {
         &plain_policy(),
         &wf_sync_policy(),
+        &no_sync_policy(),
         &seccomp_current_cpu_policy(),
         &seesaw_policy(),
         &reciprocal_sync_policy(),
