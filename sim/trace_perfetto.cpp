@@ -61,7 +61,9 @@ int64_t raw_prev_state(const TraceEvent& e) {
 }  // namespace
 
 PerfettoTraceWriter::PerfettoTraceWriter(std::FILE* body, int nr_cpus)
-    : body_(body), nr_cpus_(nr_cpus), pending_(static_cast<size_t>(nr_cpus)) {}
+    : body_(body), nr_cpus_(nr_cpus), pending_(static_cast<size_t>(nr_cpus)) {
+    for (int cpu = 0; cpu < nr_cpus; ++cpu) idle_comm_.push_back("swapper/" + std::to_string(cpu));
+}
 
 void PerfettoTraceWriter::note_task(const Task* t) {
     if (!t) return;
@@ -99,14 +101,13 @@ void PerfettoTraceWriter::event(const TraceEvent& e) {
             }
             break;
         case Kind::sched_switch: {
-            char idle_comm[32];
-            std::snprintf(idle_comm, sizeof idle_comm, "swapper/%d", e.cpu);
+            const std::string& idle_comm = idle_comm_[static_cast<size_t>(e.cpu)];
             which = ftrace_event::sched_switch;
-            fields_.string(sched_switch::prev_comm, e.task ? std::string_view(e.task->comm) : idle_comm);
+            fields_.string(sched_switch::prev_comm, e.task ? e.task->comm : idle_comm);
             fields_.sint(sched_switch::prev_pid, e.task ? trace_pid(*e.task) : 0);
             fields_.sint(sched_switch::prev_prio, e.task ? trace_prio(*e.task) : 120);
             fields_.sint(sched_switch::prev_state, raw_prev_state(e));
-            fields_.string(sched_switch::next_comm, e.next ? std::string_view(e.next->comm) : idle_comm);
+            fields_.string(sched_switch::next_comm, e.next ? e.next->comm : idle_comm);
             fields_.sint(sched_switch::next_pid, e.next ? trace_pid(*e.next) : 0);
             fields_.sint(sched_switch::next_prio, e.next ? trace_prio(*e.next) : 120);
             break;

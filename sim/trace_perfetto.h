@@ -38,6 +38,7 @@ private:
     std::FILE* body_;
     int nr_cpus_;
     std::vector<ProtoBuffer> pending_;  // per CPU: encoded FtraceEventBundle.event fields
+    std::vector<std::string> idle_comm_;  // per CPU: "swapper/N"
     ProtoBuffer fields_, event_, bundle_, packet_, file_;
     struct Named {
         int pid;
