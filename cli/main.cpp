@@ -305,9 +305,15 @@ static int wakesim_main(int argc, char** argv) {
                     "table, json, csv, csv-long (one row per value: case, machine, policy, seed, metric, cpu, value) "
                     "or perf (perf bench's lines per run)")
         ->check(one_of({"table", "json", "csv", "csv-long", "perf"}));
-    run->add_option("--trace", trace_path, "write ftrace-style sched events (one file per run)");
-    std::string trace_window;
+    run->add_option("--trace", trace_path,
+                    "write the sched and power events (one file per run): ftrace text, or Perfetto's protobuf "
+                    "for a FILE ending in .perfetto-trace or .pftrace");
+    std::string trace_window, trace_format;
     run->add_option("--trace-window", trace_window, "trace only simulated time FROM:TO, e.g. 0ms:10ms");
+    run->add_option("--trace-format", trace_format,
+                    "ftrace (the kernel's trace file text) or perfetto (Perfetto's protobuf trace); default: "
+                    "by the --trace FILE's extension")
+        ->check(one_of({"ftrace", "perfetto"}));
     run->add_option("-o,--out", out_path, "write the report to this file instead of stdout");
     run->add_option("-j,--jobs", jobs, "runs in parallel (results are identical for any value)")->check(CLI::Range(1, 256));
     run->add_flag("--force", force, "overwrite existing output files");
@@ -680,6 +686,10 @@ static int wakesim_main(int argc, char** argv) {
             if (trace_path.empty()) throw std::runtime_error("--trace-window goes with --trace");
             opt.trace_window = parse_trace_window(trace_window);
         }
+        if (!trace_format.empty() && trace_path.empty()) throw std::runtime_error("--trace-format goes with --trace");
+        opt.trace_format = trace_format == "perfetto" ? TraceFormat::perfetto
+                           : trace_format == "ftrace" ? TraceFormat::ftrace
+                                                      : trace_format_for_path(trace_path.c_str());
         opt.check_invariants = check;
         opt.force = force;
         opt.quiet = run_quiet;

@@ -187,10 +187,11 @@ std::vector<RunRecord> run_scenario(const Scenario& sc, const RunOptions& opt) {
                 std::string trace_file;
                 if (!opt.trace_path.empty()) {
                     trace_file = trace_name(opt.trace_path, j, jobs.size() > 1);
-                    tf = std::fopen(trace_file.c_str(), "w");
+                    tf = std::fopen(trace_file.c_str(), "wb");
                     if (!tf) throw InputError(trace_file, "", "cannot open the trace file for writing");
                     spec.trace = tf;
                     spec.trace_window = opt.trace_window;
+                    spec.trace_format = opt.trace_format;
                 }
                 RunResult r;
                 try {

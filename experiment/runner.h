@@ -25,6 +25,7 @@ struct RunOptions {
     int jobs = 1;
     std::string trace_path;             // empty: no trace
     TraceWindow trace_window;           // the simulated time each trace covers
+    TraceFormat trace_format = TraceFormat::ftrace;
     bool check_invariants = false;
     bool force = false;  // overwrite existing trace files
     // Called after each finished run with the runs done and the total (from a worker thread,

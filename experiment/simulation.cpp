@@ -47,7 +47,8 @@ RunResult run_simulation(const RunSpec& spec) {
     cpus.set_driver(&driver);
     std::unique_ptr<TraceSink> trace;
     if (spec.trace) {
-        trace = std::make_unique<TraceSink>(spec.trace, engine, cpus, spec.topo->nr_cpus(), spec.trace_window);
+        trace = std::make_unique<TraceSink>(spec.trace, engine, cpus, spec.topo->nr_cpus(), spec.trace_window,
+                                            spec.trace_format);
         observers.add(trace.get());
         hw.set_observer(trace.get());
     }

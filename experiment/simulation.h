@@ -30,8 +30,9 @@ struct RunSpec {
     uint64_t stop_ops = 0;     // stop after this many ops in all (0: when the workload ends)
     Time max_time = 0;         // simulated-time limit (0: none)
     Time warmup_time = 0;      // time-based warm-up when no warm-up ops are given
-    std::FILE* trace = nullptr;  // ftrace text (sim/trace.h), written at the end of the run
+    std::FILE* trace = nullptr;  // the trace (sim/trace.h), written at the end of the run
     TraceWindow trace_window;     // the simulated time the trace covers
+    TraceFormat trace_format = TraceFormat::ftrace;
     uint64_t explain_wakeup = 0;
     WakeExplain* explain = nullptr;
     bool check_invariants = false;  // check scheduler invariants at the end of the run

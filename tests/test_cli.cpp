@@ -332,6 +332,37 @@ TEST_CASE("cli: --trace writes ftrace text", "[cli][run]") {
     CHECK(read_file(trace) == text);
 }
 
+TEST_CASE("cli: --trace writes Perfetto's protobuf for .pftrace or --trace-format perfetto", "[cli][run]") {
+    TempDir tmp;
+    const std::string sc = shell_quote(tiny_scenario(tmp));
+    const std::string run = "run " + sc + " --case unpinned --policy plain ";
+    const std::string by_name = tmp.file("run.pftrace"), by_option = tmp.file("run.trace");
+    const CmdResult r = run_wakesim(run + "--trace " + shell_quote(by_name));
+    INFO(r.out);
+    REQUIRE(r.rc == 0);
+    const std::string proto = read_file(by_name);
+    REQUIRE(proto.size() > 2);
+    CHECK(proto[0] == 0x0a);  // Trace.packet, length-delimited
+    CHECK(proto.find("# tracer") == std::string::npos);
+    const CmdResult o = run_wakesim(run + "--trace-format perfetto --trace " + shell_quote(by_option));
+    REQUIRE(o.rc == 0);
+    CHECK(read_file(by_option) == proto);
+    const std::string text = tmp.file("text.pftrace");
+    REQUIRE(run_wakesim(run + "--trace-format ftrace --trace " + shell_quote(text)).rc == 0);
+    CHECK(read_file(text).rfind("# tracer: nop", 0) == 0);
+
+    for (const std::string& bad : {run + "--trace " + shell_quote(tmp.file("x.trace")) + " --trace-format protobuf",
+                                   run + "--trace-format perfetto"}) {
+        const CmdResult e = run_wakesim(bad);
+        INFO("wakesim " << bad << " -> " << e.out);
+        CHECK(e.rc == 2);
+        CHECK(count_lines(e.out) == 1);
+        CHECK(e.out.rfind("wakesim: error: ", 0) == 0);
+        CHECK(contains(e.out, "--trace"));
+    }
+    CHECK(contains(run_wakesim(run + "--trace " + shell_quote(tmp.file("y.trace")) + " --trace-format perfeto").out, "did you mean \"perfetto\""));
+}
+
 TEST_CASE("cli: explain prints one wakeup's decision path", "[cli][explain]") {
     TempDir tmp;
     const std::string sc = shell_quote(tiny_scenario(tmp));

@@ -5,54 +5,20 @@
 // the `trace` file's with record-tgid.
 #include <catch2/catch.hpp>
 
-#include <cstdio>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include "experiment/runner.h"
-#include "experiment/scenario.h"
-#include "experiment/simulation.h"
+#include "trace_test_util.h"
 
 using namespace wakesim;
 
 namespace {
 
-// CPU 0: `hog` computes for ever; `ticker` sleeps 100 us and runs 20 us, so its wakeups preempt
-// the hog (prev_state=R+). CPU 1: `pinger` and `ponger` ping-pong over channels.
-Scenario trace_scenario() {
-    return parse_scenario(nlohmann::json::parse(R"({
-      "name": "trace",
-      "machine": {"topology": {"name": "flat4", "cores_per_cluster": 4}, "profile": {"base": "kvm-2vcpu"}},
-      "workload": {"kind": "program", "channels": {"ping": {}, "pong": {}},
-        "tasks": [
-          {"name": "hog", "cpus": "0", "program": [{"loop": 0, "do": [{"run": "1ms"}]}]},
-          {"name": "ticker", "cpus": "0", "program": [{"loop": 0, "do": [{"sleep": "100us"}, {"run": "20us"}]}]},
-          {"name": "pinger", "cpus": "1-3", "program": [{"loop": 0, "do": [{"post": "ping"}, {"wait": "pong"}, {"op": 1}]}]},
-          {"name": "ponger", "cpus": "1-3", "program": [{"loop": 0, "do": [{"wait": "ping"}, {"run": "5us"}, {"post": "pong"}]}]}
-        ]},
-      "policies": ["plain"],
-      "run": {"duration": "20ms", "warmup": "2ms"}
-    })"),
-                          "trace.json");
-}
-
 std::vector<std::string> traced_lines(TraceWindow window = {}) {
-    const Scenario sc = trace_scenario();
-    RunSpec spec = make_run_spec(sc, sc.cases[0], sc.policies[0], 1);
-    std::FILE* f = std::tmpfile();
-    REQUIRE(f);
-    spec.trace = f;
-    spec.trace_window = window;
-    run_simulation(spec);
-    std::rewind(f);
-    std::string text;
-    char buf[4096];
-    for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, n);
-    std::fclose(f);
+    const std::string text = tracetest::traced_bytes(window);
     std::vector<std::string> lines;
     std::istringstream is(text);
     for (std::string l; std::getline(is, l);) lines.push_back(l);
