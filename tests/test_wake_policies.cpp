@@ -46,7 +46,8 @@ const std::string kSeesawVariants = R"([
     {"name": "one_bit", "use": "seesaw", "params": {"variant": "one_bit"}},
     {"name": "two_bits", "use": "seesaw", "params": {"variant": "two_bits"}},
     {"name": "pair_id", "use": "seesaw", "params": {"variant": "pair_id"}},
-    {"name": "time_window", "use": "seesaw", "params": {"variant": "time_window", "window": "40ms"}}])";
+    {"name": "recent_block", "use": "seesaw", "params": {"variant": "recent_block", "window": "40ms"}},
+    {"name": "rfc_jiffies", "use": "seesaw", "params": {"variant": "rfc_jiffies"}}])";
 
 }  // namespace
 
@@ -89,7 +90,7 @@ TEST_CASE("Row 42: seesaw leaves unmarked tasks on the normal path under every v
     json d = request_reply("[]", 50, "5us", kSeesawVariants, flat(4));
     for (auto& t : d["workload"]["tasks"]) t["role"] = "other";
     const Outcome plain = simulate(d, "plain");
-    for (const char* v : {"one_bit", "two_bits", "pair_id", "time_window"}) {
+    for (const char* v : {"one_bit", "two_bits", "pair_id", "recent_block", "rfc_jiffies"}) {
         INFO("variant " << v);
         const Outcome s = simulate(d, v);
         CHECK(s.n(Metric::select_policy_early) == 0);
@@ -145,9 +146,9 @@ TEST_CASE("Row 42: seesaw two_bits pulls only the requester to the processing th
     CHECK(replies > 0);
 }
 
-TEST_CASE("Row 42: seesaw time_window applies only within the window after the requester's mark",
+TEST_CASE("Row 42: seesaw recent_block applies only within the window after the requester blocked",
           "[policies][seesaw][row42]") {
-    const std::string pols = R"([{"name": "window40", "use": "seesaw", "params": {"variant": "time_window", "window": "40ms"}}])";
+    const std::string pols = R"([{"name": "window40", "use": "seesaw", "params": {"variant": "recent_block", "window": "40ms"}}])";
     // Fast server: every reply comes well within 40 ms of the requester's mark.
     const Outcome fast = simulate(request_reply("[]", 6, "20us", pols), "window40");
     CHECK(fast.n(Metric::select_policy_early) > 0);
@@ -155,6 +156,26 @@ TEST_CASE("Row 42: seesaw time_window applies only within the window after the r
     const Outcome slow = simulate(request_reply("[]", 6, "50ms", pols, R"("kvm-2vcpu")", "", R"({"duration": "1s"})"), "window40");
     REQUIRE(slow.completed);
     CHECK(slow.n(Metric::select_policy_early) == 0);
+}
+
+TEST_CASE("Row 42: seesaw rfc_jiffies, the RFC's rule, pulls only a requester that has not waited for 10 jiffies",
+          "[policies][seesaw][row42]") {
+    // The RFC stamps the requester when its wait returns and fires once time_after(jiffies,
+    // stamp + 10): a requester that waits for every request is stamped every round trip.
+    const std::string pols = R"([{"name": "rfc", "use": "seesaw", "params": {"variant": "rfc_jiffies"}}])";
+    const Outcome fast = simulate(request_reply("[]", 50, "20us", pols), "rfc");
+    REQUIRE(fast.completed);
+    CHECK(fast.n(Metric::select_policy_early) == 0);
+    CHECK(fast.m == simulate(request_reply("[]", 50, "20us", R"(["plain"])"), "plain").m);
+    // A 50 ms request is 12.5 jiffies at kvm-2vcpu's CONFIG_HZ=250: each reply finds the stamp
+    // more than 10 jiffies old and pulls the requester to the server's CPU.
+    const Outcome slow = simulate(request_reply("[]", 6, "50ms", pols, R"("kvm-2vcpu")", "", R"({"duration": "1s"})"), "rfc");
+    REQUIRE(slow.completed);
+    CHECK(slow.n(Metric::select_policy_early) >= 5);
+    // With 20 jiffies the same 50 ms requests are too short.
+    const std::string pols20 = R"([{"name": "rfc20", "use": "seesaw", "params": {"variant": "rfc_jiffies", "jiffies": 20}}])";
+    const Outcome slow20 = simulate(request_reply("[]", 6, "50ms", pols20, R"("kvm-2vcpu")", "", R"({"duration": "1s"})"), "rfc20");
+    CHECK(slow20.n(Metric::select_policy_early) == 0);
 }
 
 // ---------------------------------------------------------------------------------------------
