@@ -23,7 +23,8 @@
 // rt-app's signal and resume are lost when nobody waits (a condition variable); a channel and a
 // pending resume keep them. The import says so in the scenario's description.
 // Refused with one line each: what wakesim does not model (real-time and deadline policies, task
-// groups, uclamp, NUMA binding, memory and I/O load, yield, fork, broadcast, sync).
+// groups, uclamp, NUMA binding, memory and I/O load, yield, fork, broadcast, sync, the old task
+// format of exec/lock_order/resources).
 #include "experiment/rtapp_import.h"
 
 #include <cstdint>
@@ -285,6 +286,12 @@ struct Reader {
     }
 
     void event(const std::string& task, const std::string& key, const ojson& v, const std::string& at, ojson& steps) {
+        // rt-app's task format before its events (the fragments of its doc/examples/merge).
+        if (key == "exec" || key == "lock_order" || key == "resources")
+            fail(at, "expected events (run, sleep, lock, ...): \"" + key + "\" is rt-app's old task format, which it no longer reads");
+        // Read by rt-app at task level for SCHED_DEADLINE only (legacy names of dl-period, dl-deadline).
+        if (key == "period" || key == "deadline")
+            fail(at, "expected no \"" + key + "\": rt-app reads it for SCHED_DEADLINE, which wakesim does not model");
         const std::string kind = event_kind(key);
         if (kind == "run" || kind == "runtime") {
             const int64_t us = integer(v, at, 0, kMaxUs, "a run time in microseconds");

@@ -541,7 +541,9 @@ TEST_CASE("cli: import rtapp refuses what wakesim does not model, every construc
         p + "/tasks/waker/broad: expected no \"broad\"",
         p + "/tasks/waker/sync: expected no \"sync\"",
         p + "/tasks/mover/phases/p0/cpus: expected \"cpus\" per task",
-        p + "/tasks/lost/resume: expected the name of a task of this file; \"nobody\" is none"};
+        p + "/tasks/lost/resume: expected the name of a task of this file; \"nobody\" is none",
+        p + "/tasks/old/exec: expected events (run, sleep, lock, ...): \"exec\" is rt-app's old task format",
+        p + "/tasks/old/period: expected no \"period\": rt-app reads it for SCHED_DEADLINE"};
     for (const std::string& line : want) {
         INFO("want a line starting " << line);
         CHECK(contains("\n" + r.out, "\n" + line));
