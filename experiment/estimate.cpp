@@ -46,6 +46,8 @@ RunEstimate estimate_run(const WorkloadBuild& w, int nr_cpus, uint64_t stop_ops,
     // (name, sites) in its three copies.
     bytes += (2 * e.tasks + 2 * e.channels) * sizeof(int) + e.channels * 3 * kBytesPerChannel;
     for (int b : w.barriers) bytes += static_cast<uint64_t>(std::max(b, 0)) * sizeof(int);
+    // Timers: a state each, and a block of the per-instance ones per instance (bounded by all).
+    bytes += w.timers.size() * (1 + e.tasks) * 2 * sizeof(int64_t);
     e.memory_bytes = bytes;
 
     // Events: from the ops the run performs when ops bound it. Without ops, a workload that ends

@@ -43,7 +43,7 @@ RunResult run_simulation(const RunSpec& spec) {
     ObserverTee observers;
     observers.add(&counting);
     RunControl ctl;
-    ProgramDriver driver(spec.workload.tasks, spec.workload.channels, spec.workload.barriers, ctl);
+    ProgramDriver driver(spec.workload.tasks, spec.workload.channels, spec.workload.barriers, ctl, spec.workload.timers);
     cpus.set_driver(&driver);
     std::unique_ptr<TraceSink> trace;
     if (spec.trace) {

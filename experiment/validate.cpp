@@ -49,16 +49,20 @@ std::string non_empty_string(const JsonNode& n, const char* what) {
 
 ValidationSide side_from_json(const JsonNode& n, const Scenario& sc) {
     n.require_object();
-    n.check_keys({"id", "case", "policy", "published"});
+    InputErrorCollector errors;  // every field of the side
+    errors.attempt([&] { n.check_keys({"id", "case", "policy", "published"}); });
     ValidationSide s;
-    s.id = non_empty_string(n.at("id"), "row id of the publication (\"C1\")");
+    errors.attempt([&] { s.id = non_empty_string(n.at("id"), "row id of the publication (\"C1\")"); });
     std::vector<std::string> cases, policies;
     for (const auto& c : sc.cases) cases.push_back(c.name);
     for (const auto& p : sc.policies) policies.push_back(p.name);
-    s.case_name = n.at("case").as_enum(cases);
-    s.policy = n.at("policy").as_enum(policies);
-    s.published = n.at("published").as_double(0, 1e18);
-    if (!(s.published > 0)) n.at("published").fail("expected the published figure, a number above 0, got 0");
+    errors.attempt([&] { s.case_name = n.at("case").as_enum(cases); });
+    errors.attempt([&] { s.policy = n.at("policy").as_enum(policies); });
+    errors.attempt([&] {
+        s.published = n.at("published").as_double(0, 1e18);
+        if (!(s.published > 0)) n.at("published").fail("expected the published figure, a number above 0, got 0");
+    });
+    errors.finish();
     return s;
 }
 
@@ -72,50 +76,67 @@ std::string fixed(double v, int decimals) {
 
 std::vector<ValidationRow> parse_validation_section(const JsonNode& node, const Scenario& sc) {
     node.require_object();
-    node.check_keys({"source", "rows"});
-    const std::string source = non_empty_string(node.at("source"), "source: the publication (thread title, list, date)");
+    // Every mistake of the section, each on its own line: its keys, and each row's fields.
+    InputErrorCollector errors;
+    errors.attempt([&] { node.check_keys({"source", "rows"}); });
+    std::string source;
+    errors.attempt([&] { source = non_empty_string(node.at("source"), "source: the publication (thread title, list, date)"); });
     const JsonNode rows = node.at("rows");
     rows.require_array();
     if (rows.size() == 0) rows.fail("expected at least one row");
     std::vector<ValidationRow> out;
     std::set<std::string> ids;
-    for (size_t i = 0; i < rows.size(); ++i) {
+    for (size_t i = 0; i < rows.size(); ++i) errors.attempt([&] {
         const JsonNode r = rows[i];
         r.require_object();
-        r.check_keys({"id", "source", "metric", "numerator", "denominator", "published_ratio", "tolerance"});
+        InputErrorCollector fields;
+        fields.attempt([&] { r.check_keys({"id", "source", "metric", "numerator", "denominator", "published_ratio", "tolerance"}); });
         ValidationRow row;
         row.pointer = r.pointer();
-        row.id = non_empty_string(r.at("id"), "row id (\"C2\")");
-        if (!ids.insert(row.id).second)
-            r.at("id").fail("expected a unique row id, " + quote_for_message(row.id) + " appears twice");
-        row.source = r.has("source") ? non_empty_string(r.at("source"), "source") : source;
-        row.metric = metric_from_json(r.at("metric"));
-        row.numerator = side_from_json(r.at("numerator"), sc);
-        row.denominator = side_from_json(r.at("denominator"), sc);
-        if (row.numerator.case_name == row.denominator.case_name && row.numerator.policy == row.denominator.policy)
-            r.at("denominator").fail("expected a (case, policy) pair other than the numerator's (" +
-                                     quote_for_message(row.numerator.case_name) + ", " +
-                                     quote_for_message(row.numerator.policy) + ")");
-        if (row.numerator.id == row.denominator.id)
-            r.at("denominator").at("id").fail("expected a publication row other than the numerator's, " +
-                                              quote_for_message(row.numerator.id));
-        const JsonNode pr = r.at("published_ratio");
-        row.published_ratio = pr.as_double(0, 1e9);
-        if (!(row.published_ratio > 0)) pr.fail("expected a published ratio above 0, got 0");
-        const double figures = row.numerator.published / row.denominator.published;
-        if (std::fabs(figures / row.published_ratio - 1) > kRatioRounding) {
-            char buf[160];
-            std::snprintf(buf, sizeof buf, "expected the ratio of the published figures (%g / %g = %.4f) within 1%%, got %g",
-                          row.numerator.published, row.denominator.published, figures, row.published_ratio);
-            pr.fail(buf);
-        }
-        if (auto t = r.get("tolerance")) {
-            row.tolerance = t->as_double(-1e18, 1e18);
-            if (!(row.tolerance > 0 && row.tolerance <= 1))
-                t->fail("expected a tolerance in (0, 1] (0.20: within 20%), got " + t->raw().dump());
-        }
+        fields.attempt([&] {
+            row.id = non_empty_string(r.at("id"), "row id (\"C2\")");
+            if (!ids.insert(row.id).second)
+                r.at("id").fail("expected a unique row id, " + quote_for_message(row.id) + " appears twice");
+        });
+        fields.attempt([&] { row.source = r.has("source") ? non_empty_string(r.at("source"), "source") : source; });
+        fields.attempt([&] { row.metric = metric_from_json(r.at("metric")); });
+        const bool num = fields.attempt([&] { row.numerator = side_from_json(r.at("numerator"), sc); });
+        const bool den = fields.attempt([&] { row.denominator = side_from_json(r.at("denominator"), sc); });
+        const bool sides = num && den;
+        if (sides)
+            fields.attempt([&] {
+                if (row.numerator.case_name == row.denominator.case_name && row.numerator.policy == row.denominator.policy)
+                    r.at("denominator").fail("expected a (case, policy) pair other than the numerator's (" +
+                                             quote_for_message(row.numerator.case_name) + ", " +
+                                             quote_for_message(row.numerator.policy) + ")");
+                if (row.numerator.id == row.denominator.id)
+                    r.at("denominator").at("id").fail("expected a publication row other than the numerator's, " +
+                                                      quote_for_message(row.numerator.id));
+            });
+        fields.attempt([&] {
+            const JsonNode pr = r.at("published_ratio");
+            row.published_ratio = pr.as_double(0, 1e9);
+            if (!(row.published_ratio > 0)) pr.fail("expected a published ratio above 0, got 0");
+            if (!sides) return;  // the figures to compare with are not known
+            const double figures = row.numerator.published / row.denominator.published;
+            if (std::fabs(figures / row.published_ratio - 1) > kRatioRounding) {
+                char buf[160];
+                std::snprintf(buf, sizeof buf, "expected the ratio of the published figures (%g / %g = %.4f) within 1%%, got %g",
+                              row.numerator.published, row.denominator.published, figures, row.published_ratio);
+                pr.fail(buf);
+            }
+        });
+        fields.attempt([&] {
+            if (auto t = r.get("tolerance")) {
+                row.tolerance = t->as_double(-1e18, 1e18);
+                if (!(row.tolerance > 0 && row.tolerance <= 1))
+                    t->fail("expected a tolerance in (0, 1] (0.20: within 20%), got " + t->raw().dump());
+            }
+        });
+        fields.finish();
         out.push_back(std::move(row));
-    }
+    });
+    errors.finish();
     return out;
 }
 

@@ -194,20 +194,31 @@ std::vector<MachineProfile::IdleState> read_idle_states(const JsonNode& s) {
     s.require_array();
     if (s.size() == 0) s.fail("expected at least one idle state");
     std::vector<MachineProfile::IdleState> out;
+    InputErrorCollector errors;  // every bad state and field, each on its own line
     for (size_t i = 0; i < s.size(); ++i) {
         const JsonNode st = s[i];
-        st.require_object();
-        st.check_keys({"name", "exit_latency", "target_residency", "polling"});
         MachineProfile::IdleState is;
-        is.name = st.at("name").as_string();
-        if (is.name.empty() || is.name.find(' ') != std::string::npos) st.at("name").fail("expected a state name without spaces");
-        is.exit_ns = st.at("exit_latency").as_duration_ns(0, 100000000);
-        is.residency_ns = st.at("target_residency").as_duration_ns(0, 1000000000);
-        is.polling = st.bool_or("polling", false);
-        if (!out.empty() && is.residency_ns < out.back().residency_ns)
-            st.at("target_residency").fail("expected idle states from shallow to deep (target residency not decreasing)");
-        out.push_back(is);
+        bool ok = errors.attempt([&] {
+            st.require_object();
+            InputErrorCollector fields;
+            fields.attempt([&] { st.check_keys({"name", "exit_latency", "target_residency", "polling"}); });
+            fields.attempt([&] {
+                is.name = st.at("name").as_string();
+                if (is.name.empty() || is.name.find(' ') != std::string::npos)
+                    st.at("name").fail("expected a state name without spaces");
+            });
+            fields.attempt([&] { is.exit_ns = st.at("exit_latency").as_duration_ns(0, 100000000); });
+            const bool residency = fields.attempt([&] { is.residency_ns = st.at("target_residency").as_duration_ns(0, 1000000000); });
+            fields.attempt([&] { is.polling = st.bool_or("polling", false); });
+            if (residency && !out.empty() && is.residency_ns < out.back().residency_ns)
+                fields.attempt([&] {
+                    st.at("target_residency").fail("expected idle states from shallow to deep (target residency not decreasing)");
+                });
+            fields.finish();
+        });
+        if (ok) out.push_back(is);
     }
+    errors.finish();
     return out;
 }
 
@@ -267,9 +278,11 @@ void MachineProfile::apply_overrides(const JsonNode& node) {
     node.require_object();
     std::vector<std::string> names{"base"};
     names.insert(names.end(), param_keys().begin(), param_keys().end());
-    node.check_keys(names);
+    InputErrorCollector errors;  // every unknown key and bad value, each on its own line
+    errors.attempt([&] { node.check_keys(names); });
     for (const auto& key : param_keys())
-        if (auto v = node.get(key)) sources[read_param(*this, key, *v)] = "scenario override";
+        if (auto v = node.get(key)) errors.attempt([&] { sources[read_param(*this, key, *v)] = "scenario override"; });
+    errors.finish();
 }
 
 MachineProfile profile_from_json(const JsonNode& node, std::string name) {
@@ -278,22 +291,44 @@ MachineProfile profile_from_json(const JsonNode& node, std::string name) {
     node.require_object();
     std::vector<std::string> names{"source"};
     names.insert(names.end(), param_keys().begin(), param_keys().end());
-    node.check_keys(names);
-    p.source = source_text(node.at("source"));
+    InputErrorCollector errors;  // every parameter's mistakes, each on its own line
+    const bool keys_ok = errors.attempt([&] { node.check_keys(names); });
+    // A misspelt key is one mistake: the required key it stands for is not reported missing too.
+    if (keys_ok || node.has("source")) errors.attempt([&] { p.source = source_text(node.at("source")); });
     for (const auto& key : param_keys()) {
-        const JsonNode e = node.at(key);
-        e.require_object();
-        e.check_keys({"value", "source", "note"});
-        const std::string param = read_param(p, key, e.at("value"));
-        if (auto s = e.get("source")) p.sources[param] = source_text(*s);
-        if (auto n = e.get("note")) (void)n->as_string();
+        if (!keys_ok && !node.has(key)) continue;
+        errors.attempt([&] {
+            const JsonNode e = node.at(key);
+            e.require_object();
+            InputErrorCollector entry;
+            const bool entry_keys_ok = entry.attempt([&] { e.check_keys({"value", "source", "note"}); });
+            std::string param = key;
+            // A misspelt "value" is one mistake: its missing key is not a second.
+            if (entry_keys_ok || e.has("value")) entry.attempt([&] { param = read_param(p, key, e.at("value")); });
+            entry.attempt([&] {
+                if (auto s = e.get("source")) p.sources[param] = source_text(*s);
+            });
+            entry.attempt([&] {
+                if (auto n = e.get("note")) (void)n->as_string();
+            });
+            entry.finish();
+        });
     }
+    errors.finish();
     return p;
 }
 
 MachineFile machine_file_from_json(const JsonNode& doc) {
-    Topology topo = machine_topology_from_json(doc);  // checks the top-level keys
-    return {std::move(topo), profile_from_json(doc.at("profile"), machine_name_of(doc.file()))};
+    doc.require_object();
+    // The topology and the profile are independent: the errors of both are reported.
+    InputErrorCollector errors;
+    Topology topo;
+    MachineProfile profile;
+    const bool topo_ok = errors.attempt([&] { topo = machine_topology_from_json(doc); });  // checks the top-level keys
+    if (topo_ok || doc.has("profile"))  // a misspelt "profile" is reported once, as unknown
+        errors.attempt([&] { profile = profile_from_json(doc.at("profile"), machine_name_of(doc.file())); });
+    errors.finish();
+    return {std::move(topo), std::move(profile)};
 }
 
 MachineFile load_machine_file(const std::string& path) {

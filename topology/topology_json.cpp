@@ -1,5 +1,6 @@
 // Strict reader for topology JSON: the compact form (counts per level) and the explicit form (a
 // "cpus" list, what to_json() writes for irregular machines). Key reference: docs/topology.md.
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 
@@ -42,16 +43,33 @@ std::vector<std::vector<int>> read_distance(const JsonNode& m, int nodes) {
 }
 
 Topology read_compact(const JsonNode& node, std::string name, std::string description) {
-    node.check_keys({"name", "description", "packages", "nodes_per_package", "llcs_per_node", "clusters_per_llc",
-                     "cores_per_cluster", "threads_per_core", "numbering", "node_distance", "capacities",
-                     "core_types"});
+    // The keys and counts first, every mistake of them; the parts that depend on the counts after.
+    InputErrorCollector errors;
+    errors.attempt([&] {
+        node.check_keys({"name", "description", "packages", "nodes_per_package", "llcs_per_node", "clusters_per_llc",
+                         "cores_per_cluster", "threads_per_core", "numbering", "node_distance", "capacities",
+                         "core_types"});
+    });
     CompactShape s;
-    s.packages = static_cast<int>(node.int_or("packages", 1, 1, kMaxCpus));
-    s.nodes_per_package = static_cast<int>(node.int_or("nodes_per_package", 1, 1, kMaxCpus));
-    s.llcs_per_node = static_cast<int>(node.int_or("llcs_per_node", 1, 1, kMaxCpus));
-    s.clusters_per_llc = static_cast<int>(node.int_or("clusters_per_llc", 1, 1, kMaxCpus));
-    s.cores_per_cluster = static_cast<int>(node.int_or("cores_per_cluster", 1, 1, kMaxCpus));
-    s.threads_per_core = static_cast<int>(node.int_or("threads_per_core", 1, 1, kMaxThreadsPerCore));
+    auto count = [&](int& field, const char* key, int64_t max) {
+        errors.attempt([&] { field = static_cast<int>(node.int_or(key, 1, 1, max)); });
+    };
+    count(s.packages, "packages", kMaxCpus);
+    count(s.nodes_per_package, "nodes_per_package", kMaxCpus);
+    count(s.llcs_per_node, "llcs_per_node", kMaxCpus);
+    count(s.clusters_per_llc, "clusters_per_llc", kMaxCpus);
+    count(s.cores_per_cluster, "cores_per_cluster", kMaxCpus);
+    count(s.threads_per_core, "threads_per_core", kMaxThreadsPerCore);
+    errors.attempt([&] {
+        if (auto v = node.get("numbering"))
+            s.numbering = v->as_enum({"siblings_adjacent", "siblings_split"}) == "siblings_split"
+                              ? CpuNumbering::siblings_split
+                              : CpuNumbering::siblings_adjacent;
+    });
+    const auto caps = node.get("capacities");
+    const auto types = node.get("core_types");
+    if (caps && types) errors.attempt([&] { types->fail("expected either \"capacities\" or \"core_types\", not both"); });
+    errors.finish();
     const int64_t total = int64_t{s.packages} * s.nodes_per_package * s.llcs_per_node * s.clusters_per_llc *
                           s.cores_per_cluster * s.threads_per_core;
     if (total > kMaxCpus)
@@ -60,33 +78,34 @@ Topology read_compact(const JsonNode& node, std::string name, std::string descri
                   std::to_string(total) + " is absurd");
     const int n = static_cast<int>(total);
     const int ncores = n / s.threads_per_core;
-    if (auto v = node.get("numbering"))
-        s.numbering = v->as_enum({"siblings_adjacent", "siblings_split"}) == "siblings_split"
-                          ? CpuNumbering::siblings_split
-                          : CpuNumbering::siblings_adjacent;
     const int nodes = s.packages * s.nodes_per_package;
-    if (auto v = node.get("node_distance")) s.node_distance = read_distance(*v, nodes);
+    if (auto v = node.get("node_distance")) errors.attempt([&] { s.node_distance = read_distance(*v, nodes); });
 
-    const auto caps = node.get("capacities");
-    const auto types = node.get("core_types");
-    if (caps && types) types->fail("expected either \"capacities\" or \"core_types\", not both");
-    if (caps) {
+    if (caps) errors.attempt([&] {
         if (static_cast<int>(caps->size()) != n)
             caps->fail("expected one capacity per CPU (" + std::to_string(n) + "), got " +
                        std::to_string(caps->size()));
-        for (size_t i = 0; i < caps->size(); ++i) s.capacities.push_back(static_cast<int>((*caps)[i].as_int(1, 1024)));
-    }
-    if (types) {
+        for (size_t i = 0; i < caps->size(); ++i)
+            errors.attempt([&] { s.capacities.push_back(static_cast<int>((*caps)[i].as_int(1, 1024))); });
+    });
+    if (types) errors.attempt([&] {
         if (types->size() == 0) types->fail("expected at least one core type");
         std::vector<int> core_cap;
-        for (size_t i = 0; i < types->size(); ++i) {
+        InputErrorCollector type_errors;  // every bad core type
+        for (size_t i = 0; i < types->size(); ++i) type_errors.attempt([&] {
             const JsonNode t = (*types)[i];
-            t.check_keys({"count", "capacity", "name"});
-            const int count = static_cast<int>(t.at("count").as_int(1, kMaxCpus));
-            const int cap = static_cast<int>(t.at("capacity").as_int(1, 1024));
-            if (auto nm = t.get("name")) (void)nm->as_string();
+            InputErrorCollector fields;
+            fields.attempt([&] { t.check_keys({"count", "capacity", "name"}); });
+            int count = 0, cap = 0;
+            fields.attempt([&] { count = static_cast<int>(t.at("count").as_int(1, kMaxCpus)); });
+            fields.attempt([&] { cap = static_cast<int>(t.at("capacity").as_int(1, 1024)); });
+            fields.attempt([&] {
+                if (auto nm = t.get("name")) (void)nm->as_string();
+            });
+            fields.finish();
             for (int k = 0; k < count; ++k) core_cap.push_back(cap);
-        }
+        });
+        type_errors.finish();
         if (static_cast<int>(core_cap.size()) != ncores)
             types->fail("expected counts adding up to the " + std::to_string(ncores) + " cores, got " +
                         std::to_string(core_cap.size()));
@@ -96,7 +115,8 @@ Topology read_compact(const JsonNode& node, std::string name, std::string descri
             const int core = s.numbering == CpuNumbering::siblings_adjacent ? cpu / s.threads_per_core : cpu % ncores;
             s.capacities[static_cast<size_t>(cpu)] = core_cap[static_cast<size_t>(core)];
         }
-    }
+    });
+    errors.finish();
     try {
         return Topology::from_compact(std::move(name), std::move(description), s);
     } catch (const std::invalid_argument& e) {
@@ -105,7 +125,8 @@ Topology read_compact(const JsonNode& node, std::string name, std::string descri
 }
 
 Topology read_explicit(const JsonNode& node, std::string name, std::string description) {
-    node.check_keys({"name", "description", "cpus", "node_distance"});
+    InputErrorCollector errors;  // every unknown key and bad CPU entry, each on its own line
+    errors.attempt([&] { node.check_keys({"name", "description", "cpus", "node_distance"}); });
     const JsonNode list = node.at("cpus");
     const size_t n = list.size();
     if (n == 0) list.fail("expected at least one CPU");
@@ -114,33 +135,43 @@ Topology read_explicit(const JsonNode& node, std::string name, std::string descr
     std::vector<std::vector<int>> distance = {{kLocalNodeDistance}};
     int nodes = 1;
     if (auto d = node.get("node_distance")) {
-        nodes = static_cast<int>(d->size());
-        if (nodes < 1) d->fail("expected at least one row");
-        distance = read_distance(*d, nodes);
+        nodes = std::max(static_cast<int>(d->size()), 1);
+        errors.attempt([&] {
+            if (d->size() == 0) d->fail("expected at least one row");
+            distance = read_distance(*d, nodes);
+        });
     }
     std::vector<CpuInfo> cpus;
     std::vector<bool> seen(n, false);
     bool has_clusters = false;
-    for (size_t i = 0; i < n; ++i) {
+    for (size_t i = 0; i < n; ++i) errors.attempt([&] {
         const JsonNode e = list[i];
-        e.check_keys({"id", "core", "cluster", "llc", "package", "node", "capacity"});
+        e.require_object();
+        InputErrorCollector fields;  // every field of this CPU
+        fields.attempt([&] { e.check_keys({"id", "core", "cluster", "llc", "package", "node", "capacity"}); });
         CpuInfo c;
-        const JsonNode id = e.at("id");
-        c.id = static_cast<int>(id.as_int(0, static_cast<int64_t>(n) - 1));
-        if (seen[static_cast<size_t>(c.id)]) id.fail("expected each CPU id once; " + std::to_string(c.id) + " repeats");
-        seen[static_cast<size_t>(c.id)] = true;
-        c.core = static_cast<int>(e.at("core").as_int(0, 1 << 20));
-        c.llc = static_cast<int>(e.at("llc").as_int(0, 1 << 20));
-        c.cluster = c.llc;
-        if (auto cl = e.get("cluster")) {
-            c.cluster = static_cast<int>(cl->as_int(0, 1 << 20));
-            has_clusters = true;
-        }
-        c.package = static_cast<int>(e.at("package").as_int(0, 1 << 20));
-        c.node = static_cast<int>(e.at("node").as_int(0, nodes - 1));
-        c.capacity = static_cast<int>(e.int_or("capacity", 1024, 1, 1024));
+        fields.attempt([&] {
+            const JsonNode id = e.at("id");
+            c.id = static_cast<int>(id.as_int(0, static_cast<int64_t>(n) - 1));
+            if (seen[static_cast<size_t>(c.id)]) id.fail("expected each CPU id once; " + std::to_string(c.id) + " repeats");
+            seen[static_cast<size_t>(c.id)] = true;
+        });
+        fields.attempt([&] { c.core = static_cast<int>(e.at("core").as_int(0, 1 << 20)); });
+        fields.attempt([&] { c.llc = static_cast<int>(e.at("llc").as_int(0, 1 << 20)); });
+        fields.attempt([&] {
+            c.cluster = c.llc;
+            if (auto cl = e.get("cluster")) {
+                c.cluster = static_cast<int>(cl->as_int(0, 1 << 20));
+                has_clusters = true;
+            }
+        });
+        fields.attempt([&] { c.package = static_cast<int>(e.at("package").as_int(0, 1 << 20)); });
+        fields.attempt([&] { c.node = static_cast<int>(e.at("node").as_int(0, nodes - 1)); });
+        fields.attempt([&] { c.capacity = static_cast<int>(e.int_or("capacity", 1024, 1, 1024)); });
+        fields.finish();
         cpus.push_back(c);
-    }
+    });
+    errors.finish();
     try {
         return Topology::from_cpus(std::move(name), std::move(description), std::move(cpus), std::move(distance),
                                    has_clusters);

@@ -79,15 +79,25 @@ std::string machine_name_of(const std::string& path) { return fs::path(path).ste
 
 Topology machine_topology_from_json(const JsonNode& doc) {
     doc.require_object();
-    doc.check_keys({"description", "topology", "profile"});
-    const std::string description = doc.at("description").as_string();
-    const JsonNode t = doc.at("topology");
-    t.require_object();
-    for (const char* k : {"name", "description"})
-        if (t.has(k))
-            t.at(k).fail("expected no \"name\" or \"description\" here: a machine's name is its file name and its "
-                         "description is the file's \"description\"");
-    return topology_from_json(t, machine_name_of(doc.file()), description);
+    InputErrorCollector errors;  // every mistake of the machine's keys and topology, each on its own line
+    const bool keys_ok = errors.attempt([&] { doc.check_keys({"description", "topology", "profile"}); });
+    // A misspelt key is one mistake: the required key it stands for is not reported missing too.
+    std::string description;
+    if (keys_ok || doc.has("description")) errors.attempt([&] { description = doc.at("description").as_string(); });
+    Topology topo;
+    if (keys_ok || doc.has("topology")) errors.attempt([&] {
+        const JsonNode t = doc.at("topology");
+        t.require_object();
+        for (const char* k : {"name", "description"})
+            if (t.has(k))
+                errors.attempt([&] {
+                    t.at(k).fail("expected no \"name\" or \"description\" here: a machine's name is its file name and "
+                                 "its description is the file's \"description\"");
+                });
+        topo = topology_from_json(t, machine_name_of(doc.file()), description);
+    });
+    errors.finish();
+    return topo;
 }
 
 Topology make_topology_preset(const std::string& name) {

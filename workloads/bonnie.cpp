@@ -59,10 +59,12 @@ BonnieSpec read_bonnie(const WorkloadInput& in) {
     s.files = p.integer("files");
     s.file_size = p.size_bytes("file_size");
     s.phase = p.choice("phase");
-    s.cpus = read_cpus(in.json, p, "cpus", in.topo);
+    InputErrorCollector errors;  // the CPU list's and the connection's mistakes together
+    errors.attempt([&] { s.cpus = read_cpus(in.json, p, "cpus", in.topo); });
     s.app_work = p.duration_ns("app_" + s.phase);
     s.footprint_kib = p.size_bytes("footprint") / 1024;
-    s.conn = read_fuse_conn(in.json, p, in.topo);
+    errors.attempt([&] { s.conn = read_fuse_conn(in.json, p, in.topo); });
+    errors.finish();
     return s;
 }
 

@@ -88,23 +88,31 @@ FioSpec read_fio(const WorkloadInput& in) {
     const std::string& engine = p.choice("ioengine");
     s.async = engine != "psync";
     s.iodepth = p.integer("iodepth");
+    // The checks across parameters are independent: every one that fails is reported.
+    InputErrorCollector errors;
     if (!s.async && s.iodepth != 1)
-        in.json.at("iodepth").fail("expected 1 with ioengine \"psync\": one synchronous request in flight per job "
-                                   "(deeper queues need ioengine \"io_uring\" or \"libaio\")");
+        errors.attempt([&] {
+            in.json.at("iodepth").fail("expected 1 with ioengine \"psync\": one synchronous request in flight per job "
+                                       "(deeper queues need ioengine \"io_uring\" or \"libaio\")");
+        });
     if (p.integer("direct") != 1)
-        in.json.at("direct").fail("expected 1: only O_DIRECT I/O is modelled (buffered I/O goes through the page "
-                                  "cache, with readahead and writeback, which are not modelled)");
+        errors.attempt([&] {
+            in.json.at("direct").fail("expected 1: only O_DIRECT I/O is modelled (buffered I/O goes through the page "
+                                      "cache, with readahead and writeback, which are not modelled)");
+        });
     s.write = p.choice("rw") == "randwrite" || p.choice("rw") == "write";
     s.bs = p.size_bytes("bs");
     s.numjobs = p.integer("numjobs");
     s.number_ios = p.integer("number_ios");
     if (s.numjobs * s.number_ios > kMaxLoops)
-        in.json.at("number_ios").fail("expected numjobs x number_ios at most 1000000000");
-    if (s.numjobs * s.iodepth > 16384) in.json.at("iodepth").fail("expected numjobs x iodepth at most 16384");
-    s.cpus = read_cpus(in.json, p, "cpus", in.topo);
+        errors.attempt([&] { in.json.at("number_ios").fail("expected numjobs x number_ios at most 1000000000"); });
+    if (s.numjobs * s.iodepth > 16384)
+        errors.attempt([&] { in.json.at("iodepth").fail("expected numjobs x iodepth at most 16384"); });
+    errors.attempt([&] { s.cpus = read_cpus(in.json, p, "cpus", in.topo); });
     s.split = p.choice("cpus_allowed_policy") == "split";
     s.footprint_kib = p.size_bytes("footprint") / 1024;
-    s.conn = read_fuse_conn(in.json, p, in.topo);
+    errors.attempt([&] { s.conn = read_fuse_conn(in.json, p, in.topo); });
+    errors.finish();
     // fio's engine decides how a background request's submitter waits, and what each call costs.
     FuseConnDef d = *s.conn.def;
     d.engine = engine == "libaio" ? AioEngine::libaio : AioEngine::io_uring;

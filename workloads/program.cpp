@@ -49,6 +49,19 @@ const ParamTable& wake_site_params() {
     return t;
 }
 
+const ParamTable& timer_params() {
+    static const ParamTable t = {
+        {.name = "mode", .type = ParamType::choice, .default_value = "relative", .choices = {"relative", "absolute"},
+         .help = "what an overrun does (a `timer` step reached after its expiry goes on at once): `relative` counts "
+                 "the next period from that moment, `absolute` keeps the original grid, so the periods after an "
+                 "overrun start back to back until the task is on time again (rt-app's timer `mode`, default relative)"},
+        {.name = "shared", .type = ParamType::boolean, .default_value = "false",
+         .help = "one timer for every task and instance that uses it, each use advancing it by its period (rt-app's "
+                 "timer refs); `false`: each task instance has its own (rt-app's refs starting with `unique`)"},
+    };
+    return t;
+}
+
 const ParamTable& task_params() {
     static const ParamTable t = {
         {.name = "count", .type = ParamType::integer, .default_value = "1", .min = 1, .max = kMaxTasks,
@@ -67,20 +80,23 @@ const ParamTable& task_params() {
                  "CPU (`select_idle_sibling`'s per-CPU-kthread rule), and balancing never moves it"},
         {.name = "footprint", .type = ParamType::size, .default_value = "0", .min = 0, .max = 1LL << 30,
          .help = "the task's working set, refilled after running elsewhere or going cold"},
+        {.name = "delay", .type = ParamType::duration, .default_value = "0ns", .min = 0, .max = kMaxTime,
+         .help = "the task is forked with the others, then sleeps until this long after the workload's start before "
+                 "its first step (a timer wakeup, as rt-app's `delay`); its timers count from then"},
     };
     return t;
 }
 
 // ---- the spec: what the JSON says, checked and with names resolved --------------------------------
 
-enum class StepKind : uint8_t { run, sleep, post, wait, resume, suspend, barrier, op, loop, fuse };
+enum class StepKind : uint8_t { run, sleep, post, wait, resume, suspend, barrier, op, loop, fuse, timer };
 
 struct Step {
     StepKind kind = StepKind::run;
-    int64_t ns = 0;   // run, sleep: the duration; wait: the cost before blocking ("pre")
+    int64_t ns = 0;   // run, sleep: the duration; wait: the cost before blocking ("pre"); timer: period
     int64_t ns2 = 0;  // wait: the cost after the token arrives ("after")
     int64_t n = 0;    // loop: iterations (0: forever); op, fuse: bytes
-    int target = 0;   // post, wait: channel; resume: task definition; barrier: barrier; fuse: connection
+    int target = 0;   // post, wait: channel; resume: task definition; barrier: barrier; fuse: connection; timer
     FuseOp fuse_op = FuseOp::conn_read;  // fuse
     std::vector<Step> body;  // loop
 };
@@ -89,6 +105,7 @@ struct TaskDef {
     std::string name;
     int64_t count = 1;
     TaskSpec spec;
+    int64_t delay = 0;
     std::vector<Step> steps;
 };
 
@@ -101,6 +118,7 @@ struct ProgramSpec {
     std::vector<Channel> channels;
     std::vector<FuseConnection> fuse;  // channels after `channels`
     std::vector<int> barriers;  // participants of each
+    std::vector<TimerDef> timers;
     std::vector<TaskDef> tasks;
     int parent_cpu = 0;
 };
@@ -131,12 +149,13 @@ constexpr size_t kMaxLoopDepth = 16;
 
 // Steps: {"run": "5us"} {"sleep": "1ms"} {"post": ch} {"wait": ch, "pre": d, "after": d}
 // {"resume": task} {"suspend": true} {"barrier": b} {"op": bytes} {"loop": n, "do": [...]}
-// {"fuse": opcode, "bytes": n, "conn": name}
+// {"fuse": opcode, "bytes": n, "conn": name} {"timer": name, "period": d}
 struct StepReader {
     const std::map<std::string, int>& chans;
     const std::map<std::string, int>& conns;
     const std::map<std::string, int>& barriers;
     const std::map<std::string, int>& tasks;
+    const std::map<std::string, int>& timers;
 
     // A channel named by a string: a non-string is a type error, an unknown name gets the near miss.
     int channel(const JsonNode& c) const {
@@ -181,7 +200,8 @@ struct StepReader {
                 Step s;
                 // One step key per step: {"run": "1ms", "sleep": "2ms"} is two steps written as one.
                 static const std::vector<std::string> kStepKeys = {"run",     "sleep",   "post", "wait", "resume",
-                                                                   "suspend", "barrier", "op",   "loop", "fuse"};
+                                                                   "suspend", "barrier", "op",   "loop", "fuse",
+                                                                   "timer"};
                 std::vector<std::string> given;
                 for (const auto& key : kStepKeys)
                     if (st.has(key)) given.push_back(key);
@@ -247,9 +267,21 @@ struct StepReader {
                     read_fuse(st, s);
                     // A synchronous request sleeps until its reply; a RELEASE or FORGET goes on at once.
                     waits = waits || fuse_op_send(s.fuse_op) == FuseSend::sync;
+                } else if (st.has("timer")) {
+                    st.check_keys({"timer", "period"});
+                    // Takes time: each use moves the expiry a period on, so a loop reaches one ahead.
+                    waits = true;
+                    s.kind = StepKind::timer;
+                    if (timers.empty()) st.at("timer").fail("expected a timer declared in the program's \"timers\" object");
+                    const JsonNode tn = st.at("timer");
+                    const std::string name = tn.as_string();
+                    auto it = timers.find(name);
+                    s.target = it != timers.end() ? it->second : timers.at(tn.as_enum(names_of(timers)));
+                    if (!st.has("period")) st.fail("expected \"period\": the timer's period for this step, e.g. \"10ms\"");
+                    s.ns = st.at("period").as_duration_ns(1, kMaxTime);
                 } else {
                     st.fail("expected a step with one of: run, sleep, post, wait, resume, suspend, barrier, op, loop, "
-                            "fuse");
+                            "fuse, timer");
                 }
                 out.push_back(std::move(s));
             });
@@ -263,9 +295,10 @@ ProgramSpec read_program(const WorkloadInput& in) {
     const JsonNode& w = in.json;
     ProgramSpec s;
     std::map<std::string, int> chan_ix, barrier_ix, task_ix;
+    InputErrorCollector decl_errors;  // every bad channel, connection and barrier, each on its own line
     if (auto chans = w.get("channels")) {
         chans->require_object();
-        for (const auto& name : chans->keys()) {
+        for (const auto& name : chans->keys()) decl_errors.attempt([&] {
             JsonNode c = chans->at(name);
             const ParamValues p = read_params(c, channel_params(), {"wake", "writer_wake"});
             Channel ch;
@@ -277,27 +310,40 @@ ProgramSpec read_program(const WorkloadInput& in) {
             ch.write_site = c.has("writer_wake") ? read_site(c.at("writer_wake"), name) : plain;
             chan_ix[name] = static_cast<int>(s.channels.size());
             s.channels.push_back(ch);
-        }
+        });
     }
     std::map<std::string, int> conn_ix;
     if (auto conns = w.get("fuse")) {
         conns->require_object();
-        for (const auto& name : conns->keys()) {
+        for (const auto& name : conns->keys()) decl_errors.attempt([&] {
             JsonNode c = conns->at(name);
             if (name.empty() || name.find(' ') != std::string::npos)
                 c.fail("expected a connection name without spaces");
             const ParamValues p = read_params(c, fuse_conn_params());
-            conn_ix[name] = static_cast<int>(s.fuse.size());
             s.fuse.push_back({name, read_fuse_conn(c, p, in.topo)});
-        }
+            conn_ix[name] = static_cast<int>(s.fuse.size()) - 1;
+        });
     }
     if (auto bars = w.get("barriers")) {
         bars->require_object();
-        for (const auto& name : bars->keys()) {
+        for (const auto& name : bars->keys()) decl_errors.attempt([&] {
+            const int size = static_cast<int>(bars->at(name).as_int(1, kMaxTasks));
             barrier_ix[name] = static_cast<int>(s.barriers.size());
-            s.barriers.push_back(static_cast<int>(bars->at(name).as_int(1, kMaxTasks)));
-        }
+            s.barriers.push_back(size);
+        });
     }
+    std::map<std::string, int> timer_ix;
+    if (auto tms = w.get("timers")) {
+        tms->require_object();
+        for (const auto& name : tms->keys()) decl_errors.attempt([&] {
+            JsonNode t = tms->at(name);
+            if (name.empty() || name.find(' ') != std::string::npos) t.fail("expected a timer name without spaces");
+            const ParamValues p = read_params(t, timer_params());
+            timer_ix[name] = static_cast<int>(s.timers.size());
+            s.timers.push_back({name, p.choice("mode") == "absolute", p.boolean("shared")});
+        });
+    }
+    decl_errors.finish();  // the steps name channels, connections, barriers and timers
     JsonNode tasks = w.at("tasks");
     tasks.require_array();
     if (tasks.size() == 0) tasks.fail("expected at least one task");
@@ -322,12 +368,13 @@ ProgramSpec read_program(const WorkloadInput& in) {
         s.tasks.push_back(std::move(d));
     });
     errors.finish();  // the steps name tasks: read them once every task is known
-    const StepReader steps{chan_ix, conn_ix, barrier_ix, task_ix};
+    const StepReader steps{chan_ix, conn_ix, barrier_ix, task_ix, timer_ix};
     for (size_t i = 0; i < tasks.size(); ++i) errors.attempt([&] {
         JsonNode t = tasks[i];
         const ParamValues& p = params[i];
         TaskSpec& spec = s.tasks[i].spec;
         spec.footprint_kib = p.size_bytes("footprint") / 1024;
+        s.tasks[i].delay = p.duration_ns("delay");
         spec.allowed = read_cpus(t, p, "cpus", in.topo);
         spec.nice = static_cast<int>(p.integer("nice"));
         const std::string& pol = p.choice("policy");
@@ -358,6 +405,7 @@ void compile(const ProgramSpec& spec, const std::vector<Step>& steps, const std:
             case StepKind::resume: code.push_back(Op{Op::resume, 0, 0, first[static_cast<size_t>(s.target)], 0, 0}); break;
             case StepKind::suspend: code.push_back(Op{Op::suspend, 0, 0, 0, 0, 0}); break;
             case StepKind::barrier: code.push_back(Op{Op::barrier, 0, 0, s.target, 0, 0}); break;
+            case StepKind::timer: code.push_back(Op{Op::timer, s.ns, 0, s.target, 0, 0}); break;
             case StepKind::op: code.push_back(Op{Op::count_op, 0, 0, 0, 0, static_cast<uint32_t>(s.n)}); break;
             case StepKind::loop: {
                 const auto begin = static_cast<int32_t>(code.size());
@@ -387,6 +435,7 @@ WorkloadBuild build_program(const ProgramSpec& s) {
         b.channels.push_back(std::move(conn));
     }
     b.barriers = s.barriers;
+    b.timers = s.timers;
     std::vector<int32_t> first;
     int32_t next = 0;
     for (const TaskDef& d : s.tasks) {
@@ -395,11 +444,13 @@ WorkloadBuild build_program(const ProgramSpec& s) {
     }
     for (const TaskDef& d : s.tasks) {
         std::vector<Op> ops;
+        if (d.delay > 0) ops.push_back(Op{Op::sleep_until, d.delay, 0, 0, 0, 0});
         compile(s, d.steps, first, ops);
         const Code code(std::move(ops));  // one list for every instance
         for (int64_t k = 0; k < d.count; ++k) {
             ProgramTask pt;
             pt.spec = d.spec;
+            pt.delay = d.delay;
             pt.spec.comm = d.count > 1 ? d.name + "-" + std::to_string(k) : d.name;
             pt.code = code;
             b.tasks.push_back(std::move(pt));
@@ -433,7 +484,7 @@ const WorkloadKind& program_workload() {
     };
     static const WorkloadKind k{
         .kind = "program",
-        .description = "task programs in rt-app's vocabulary: run, sleep, post/wait, resume/suspend, barrier, loop",
+        .description = "task programs in rt-app's vocabulary: run, sleep, timer, post/wait, resume/suspend, barrier, loop",
         .params = program_params(),
         .keys = {{"channels", "object: name -> channel", "none", "the channels, below"},
                  {"fuse", "object: name -> FUSE connection", "none",
@@ -441,11 +492,13 @@ const WorkloadKind& program_workload() {
                   "`NAME-worker-i` and, with io-uring, `NAME-ring-CPU`"},
                  {"barriers", "object: name -> integer 1..100000", "none",
                   "a cyclic barrier and its number of participants"},
+                 {"timers", "object: name -> timer", "none", "periodic timers for `timer` steps, below"},
                  {"tasks", "array, at least 1", "required", "the tasks, below"}},
         .sections = {{"program.channel", "program: a channel", channel_keys, &channel_params()},
                      {"program.wake", "program: a wake site", wake_site_keys, &wake_site_params()},
                      {"program.task", "program: a task", task_keys, &task_params()},
-                     {"program.fuse", "program: a FUSE connection", {}, &fuse_conn_params()}},
+                     {"program.fuse", "program: a FUSE connection", {}, &fuse_conn_params()},
+                     {"program.timer", "program: a timer", {}, &timer_params()}},
         .build = make_program,
     };
     return k;

@@ -21,6 +21,7 @@ struct WorkloadBuild {
     std::vector<ProgramTask> tasks;
     std::vector<Channel> channels;
     std::vector<int> barriers;
+    std::vector<TimerDef> timers;
     int parent_cpu = 0;       // CPU the tasks are forked from
     uint64_t total_ops = 0;   // ops the workload performs in full (0: runs until stopped)
     std::string op_name = "op";

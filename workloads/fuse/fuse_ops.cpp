@@ -175,23 +175,28 @@ FuseConnSpec read_fuse_conn(const JsonNode& obj, const ParamValues& p, const Top
     FuseConnDef d;
     const bool uring = p.choice("transport") == "io_uring";
     d.transport = uring ? FuseTransport::uring : FuseTransport::dev;
+    InputErrorCollector errors;  // every mistake of the queue options, each on its own line
     if (!uring)
         for (const char* k : {"nr_queues", "queue_cpus"})
-            if (p.given(k)) obj.at(k).fail("expected no queue option with transport \"dev\"");
+            if (p.given(k)) errors.attempt([&] { obj.at(k).fail("expected no queue option with transport \"dev\""); });
     if (uring) {
         if (p.given("nr_queues") && p.given("queue_cpus"))
-            obj.at("queue_cpus").fail("expected either nr_queues or queue_cpus, not both");
+            errors.attempt([&] { obj.at("queue_cpus").fail("expected either nr_queues or queue_cpus, not both"); });
         if (p.given("queue_cpus")) {
-            read_cpus(obj, p, "queue_cpus", topo).for_each([&](int c) { d.queue_cpu.push_back(c); });
+            errors.attempt([&] { read_cpus(obj, p, "queue_cpus", topo).for_each([&](int c) { d.queue_cpu.push_back(c); }); });
         } else if (p.given("nr_queues")) {
-            if (p.integer("nr_queues") > topo.nr_cpus())
-                obj.at("nr_queues").fail("expected at most one queue per CPU (" + std::to_string(topo.nr_cpus()) + ")");
-            d.queue_cpu = fuse_spread_queues(p.integer("nr_queues"), topo);
+            errors.attempt([&] {
+                if (p.integer("nr_queues") > topo.nr_cpus())
+                    obj.at("nr_queues").fail("expected at most one queue per CPU (" + std::to_string(topo.nr_cpus()) + ")");
+                d.queue_cpu = fuse_spread_queues(p.integer("nr_queues"), topo);
+            });
         } else {
             for (int c = 0; c < topo.nr_cpus(); ++c) d.queue_cpu.push_back(c);
         }
+        errors.finish();
         d.queue_of_cpu = fuse_queue_map(d.queue_cpu, topo);
     }
+    errors.finish();
     d.max_threads = static_cast<int>(p.integer("max_threads"));
     d.max_idle_threads = static_cast<int>(p.integer("max_idle_threads"));
     d.watchdog = p.boolean("teardown_watchdog");

@@ -8,8 +8,8 @@
 namespace wakesim {
 
 ProgramDriver::ProgramDriver(std::vector<ProgramTask> tasks, std::vector<Channel> channels,
-                             std::vector<int> barrier_sizes, RunControl& ctl)
-    : ctl_(ctl), defs_(std::move(tasks)) {
+                             std::vector<int> barrier_sizes, RunControl& ctl, std::vector<TimerDef> timers)
+    : ctl_(ctl), defs_(std::move(tasks)), timers_(std::move(timers)) {
     const size_t n = defs_.size();
     // A channel's wait queues are lists threaded through the tasks (a task blocks on one channel
     // at a time): a slot per task in all, not a slot per task on every channel, which for
@@ -36,6 +36,10 @@ ProgramDriver::ProgramDriver(std::vector<ProgramTask> tasks, std::vector<Channel
             fuse_[i] = std::make_unique<FuseConn>(chans_[i].def.fuse, depth, shared_key);
             shared_key += fuse_[i]->slots();
         }
+    // Shared timers get a slot each; per-instance timers an offset in each user's block.
+    int32_t shared = 0;
+    for (const TimerDef& t : timers_) timer_index_.push_back(t.shared ? shared++ : per_instance_timers_++);
+    timer_states_.resize(static_cast<size_t>(shared));
     for (int b : barrier_sizes) {
         Barrier bar;
         bar.size = b;
@@ -46,6 +50,7 @@ ProgramDriver::ProgramDriver(std::vector<ProgramTask> tasks, std::vector<Channel
 
 void ProgramDriver::setup(CpuExec& s, Time at, int parent_cpu, uint64_t seed) {
     s_ = &s;
+    start_ = at;
     for (auto& f : fuse_)
         if (f) f->attach(s, seed);
     ctx_.resize(defs_.size());
@@ -62,6 +67,13 @@ void ProgramDriver::setup(CpuExec& s, Time at, int parent_cpu, uint64_t seed) {
             for (const Op& op : c.code) depth += op.kind == Op::loop_begin ? 1 : 0;
         }
         c.loops.reserve(depth);
+        c.base = at + defs_[i].delay;
+        for (const Op& op : c.code)
+            if (op.kind == Op::timer && !timers_[static_cast<size_t>(op.a)].shared) {
+                c.timer_slot = static_cast<int32_t>(timer_states_.size());
+                timer_states_.resize(timer_states_.size() + static_cast<size_t>(per_instance_timers_));
+                break;
+            }
         if (by_task_id_.size() <= static_cast<size_t>(c.task_id)) by_task_id_.resize(static_cast<size_t>(c.task_id) + 1, -1);
         by_task_id_[static_cast<size_t>(c.task_id)] = static_cast<int>(i);
     }
@@ -79,6 +91,12 @@ void ProgramDriver::setup(CpuExec& s, Time at, int parent_cpu, uint64_t seed) {
         s.start_task(c.task_id, t, parent_cpu);
         t += 1000 + static_cast<Time>(rng.below(4000));
     }
+}
+
+ProgramDriver::TimerState& ProgramDriver::timer_state(const Ctx& c, int32_t timer) {
+    const auto t = static_cast<size_t>(timer);
+    const int32_t slot = timers_[t].shared ? timer_index_[t] : c.timer_slot + timer_index_[t];
+    return timer_states_[static_cast<size_t>(slot)];
 }
 
 void ProgramDriver::enqueue(WaitList& q, int ctx) {
@@ -213,6 +231,43 @@ Action ProgramDriver::next_action(Task& t) {
                 c.phase = 0;
                 ++c.pc;
                 break;
+            case Op::timer:
+                // rt-app's timer event (src/rt-app.c, run_event): advance the expiry by the period;
+                // sleep to it if it is ahead, else go on at once, and a relative timer restarts from now.
+                if (c.phase == 0) {
+                    TimerState& ts = timer_state(c, op.a);
+                    if (!ts.started) {
+                        ts.started = true;
+                        ts.next = c.base;
+                    }
+                    ts.next += op.ns;
+                    if (s_->now() < ts.next) {
+                        c.phase = 1;
+                        s_->arm_timer(c.task_id, ts.next, 0);
+                        return Action::Block();
+                    }
+                    if (!timers_[static_cast<size_t>(op.a)].absolute) ts.next = s_->now();
+                    ++c.pc;
+                    break;
+                }
+                if (c.phase == 1) return Action::Block();  // not expired yet
+                c.phase = 0;
+                ++c.pc;
+                break;
+            case Op::sleep_until:
+                if (c.phase == 0) {
+                    if (s_->now() >= start_ + op.ns) {
+                        ++c.pc;
+                        break;
+                    }
+                    c.phase = 1;
+                    s_->arm_timer(c.task_id, start_ + op.ns, 0);
+                    return Action::Block();
+                }
+                if (c.phase == 1) return Action::Block();
+                c.phase = 0;
+                ++c.pc;
+                break;
             case Op::barrier: {
                 Barrier& b = barriers_[static_cast<size_t>(op.a)];
                 if (c.phase == 0) {
@@ -292,7 +347,8 @@ Action ProgramDriver::next_action(Task& t) {
 
 void ProgramDriver::on_timer(int task, uint32_t) {
     Ctx& c = ctx_[static_cast<size_t>(by_task_id_[static_cast<size_t>(task)])];
-    if (c.code[c.pc].kind == Op::sleep && c.phase == 1) {
+    const Op::Kind k = c.code[c.pc].kind;
+    if ((k == Op::sleep || k == Op::timer || k == Op::sleep_until) && c.phase == 1) {
         c.phase = 2;
         s_->wake(task, timer_site_);
     }

@@ -24,6 +24,8 @@ struct Op {
         fuse_ring,     // a: FUSE channel, b: queue; a ring thread's loop, forever
         fuse_watchdog,  // a: FUSE channel; libfuse's teardown watchdog polling the device, forever
         fuse_aio,      // a: FUSE channel, b: iodepth, ns: I/Os, bytes: per op; an async job's I/O loop
+        timer,         // a: timer, ns: period; sleep to the timer's next expiry (rt-app's timer event)
+        sleep_until,   // ns: offset from the workload's start; a task's start delay (rt-app's delay)
     };
     Kind kind = run;
     int64_t ns = 0;    // run: work; wait: cost before blocking; sleep: duration
@@ -74,8 +76,17 @@ struct Channel {
     std::shared_ptr<const FuseConnDef> fuse{};
 };
 
+// A periodic timer that program tasks sleep on (rt-app's timer resource): its next expiry starts
+// at the first user's start and advances by the step's period at each use.
+struct TimerDef {
+    std::string name;
+    bool absolute = false;  // an overrun keeps the grid (later periods catch up); else restarts from now
+    bool shared = false;    // one timer for every task using it; else one per task instance
+};
+
 struct ProgramTask {
     TaskSpec spec;
+    int64_t delay = 0;  // ns after the workload's start before the first step (its timers count from then)
     Code code;  // shared between the instances of one task
     bool background = false;  // hogs and noise: the run ends when the other tasks have exited
     bool deferred = false;    // created, started later by its FUSE connection (a libfuse pool worker)
@@ -84,7 +95,7 @@ struct ProgramTask {
 class ProgramDriver final : public TaskDriver {
 public:
     ProgramDriver(std::vector<ProgramTask> tasks, std::vector<Channel> channels, std::vector<int> barrier_sizes,
-                  RunControl& ctl);
+                  RunControl& ctl, std::vector<TimerDef> timers = {});
     // Creates the tasks and starts them from `at`, forked from `parent_cpu` one after another
     // (a seeded 1-5 us apart, as a launcher forks them).
     void setup(CpuExec& s, Time at, int parent_cpu, uint64_t seed);
@@ -125,11 +136,18 @@ private:
         int64_t resume_pending = 0;
         std::vector<LoopFrame> loops;
         Code code;  // shares the task definition's list
+        Time base = 0;            // the workload's start plus the task's delay: where its timers start
+        int32_t timer_slot = -1;  // its first per-instance timer in timer_states_, -1: none
     };
     struct Barrier {
         int size = 0, arrived = 0;
         std::vector<int> waiting;
     };
+    struct TimerState {
+        Time next = 0;
+        bool started = false;
+    };
+    TimerState& timer_state(const Ctx& c, int32_t timer);
     bool take_token(ChanState& c);
     void enqueue(WaitList& q, int ctx);
     int dequeue(WaitList& q);
@@ -140,6 +158,11 @@ private:
     std::vector<ChanState> chans_;
     std::vector<std::unique_ptr<FuseConn>> fuse_;  // by channel
     std::vector<Barrier> barriers_;
+    std::vector<TimerDef> timers_;
+    std::vector<int32_t> timer_index_;       // by timer: its slot (shared) or its offset in a task's block
+    int32_t per_instance_timers_ = 0;
+    std::vector<TimerState> timer_states_;   // the shared timers, then each using instance's block
+    Time start_ = 0;                         // the workload's start: time zero of every timer
     std::vector<Ctx> ctx_;            // by program task index
     std::vector<int> wait_next_;      // by program task index: the next task in its wait list
     std::vector<uint8_t> waiting_;    // by program task index: in a wait list now
