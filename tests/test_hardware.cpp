@@ -2,8 +2,8 @@
 // performance, powersave, ondemand, conservative), the cpuidle governor (menu, teo), cache warmth
 // of working sets and shared data, SMT contention. The Hardware object is driven directly through
 // a fake HardwareClient whose utilisation and busy time the test sets; one end-to-end check runs
-// the request/reply scenario through the simulator. References: docs kernel-wakeup-path.md s.12.3,
-// hardware-costs.md A3-A6.
+// the request/reply scenario through the simulator. References: kernel/sched/cpufreq_schedutil.c,
+// drivers/cpufreq/cpufreq_ondemand.c and cpufreq_conservative.c, drivers/cpuidle/governors/menu.c.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -123,7 +123,7 @@ constexpr Time kStart = kNsPerMs;                    // tests start away from t 
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
-// 1. schedutil (kernel-wakeup-path.md s.12.3, hardware-costs.md A4)
+// 1. schedutil (kernel/sched/cpufreq_schedutil.c)
 // ---------------------------------------------------------------------------------------------
 
 TEST_CASE("schedutil: the e5-2650-2s profile is a package-wide 1.2-2.6 GHz P-state with a 15 us rate limit", "[hardware]") {
@@ -301,7 +301,7 @@ TEST_CASE("performance stays at fmax and powersave at fmin whatever the utilisat
 }
 
 // ---------------------------------------------------------------------------------------------
-// 2. ondemand and conservative (sampling governors, hardware-costs.md A4)
+// 2. ondemand and conservative (sampling governors, drivers/cpufreq/cpufreq_ondemand.c, cpufreq_conservative.c)
 // ---------------------------------------------------------------------------------------------
 
 namespace {
@@ -337,7 +337,7 @@ TEST_CASE("conservative: the frequency moves by one 5%-of-fmax step per sampling
     // cs_dbs_update(): requested_freq -= / += freq_step (5% of fmax = 130 MHz) per sample, kept
     // unrounded; the driver gets it with CPUFREQ_RELATION_L going down (lowest OPP >= request) and
     // CPUFREQ_RELATION_H going up (highest OPP <= request). fmin -> fmax takes
-    // ceil((2.6 - 1.2) / 0.13) = 11 periods each way (hardware-costs.md A4: ~80-150 ms at HZ=250).
+    // ceil((2.6 - 1.2) / 0.13) = 11 periods each way (~80-150 ms at HZ=250).
     Rig r("e5-2650-2s", governor("conservative"));
     const double step = 0.05 * kFmax;
     int k = 0;
@@ -376,7 +376,7 @@ TEST_CASE("conservative: a load between the 20% and 80% thresholds leaves the fr
 }
 
 // ---------------------------------------------------------------------------------------------
-// 3. cpuidle governor (hardware-costs.md A3; e5-2650-2s: POLL 0/0, C1 1/1, C1E 10/80, C3 59/156,
+// 3. cpuidle governor (drivers/cpuidle/governors/menu.c; e5-2650-2s: POLL 0/0, C1 1/1, C1E 10/80, C3 59/156,
 //    C6 82/300 us exit/residency)
 // ---------------------------------------------------------------------------------------------
 
@@ -465,7 +465,7 @@ TEST_CASE("cpuidle: the history window is the last eight idle periods", "[hardwa
 }
 
 // ---------------------------------------------------------------------------------------------
-// 4. Cache warmth (hardware-costs.md A5)
+// 4. Cache warmth (core-to-core transfer latencies by distance)
 // ---------------------------------------------------------------------------------------------
 
 namespace {
@@ -591,7 +591,7 @@ TEST_CASE("cache: shared data costs nothing on the CPU that touched it last and 
 }
 
 // ---------------------------------------------------------------------------------------------
-// 5. SMT contention (hardware-costs.md A6)
+// 5. SMT contention
 // ---------------------------------------------------------------------------------------------
 
 TEST_CASE("SMT: a thread runs at capacity x frequency ratio alone and at smt_factor of that while its sibling is busy", "[hardware]") {
@@ -662,7 +662,7 @@ TEST_CASE("SMT: smt_factor_pct 100 means no contention", "[hardware]") {
 }
 
 // ---------------------------------------------------------------------------------------------
-// 6. End to end: the bouncing-pair low-frequency effect (hardware-costs.md A4)
+// 6. End to end: the bouncing-pair low-frequency effect (schedutil sees half the load on each CPU)
 // ---------------------------------------------------------------------------------------------
 
 namespace {

@@ -1,4 +1,4 @@
-// schedutil's iowait boost (kernel-wakeup-path.md 12.3): a task that keeps waking from I/O waits
+// schedutil's iowait boost (kernel/sched/cpufreq_schedutil.c, sugov_iowait_boost): a task that keeps waking from I/O waits
 // raises its CPU's frequency although its utilisation is low.
 #include <catch2/catch.hpp>
 

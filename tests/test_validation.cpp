@@ -36,7 +36,7 @@ double usec(const RunMetrics& m) { return m.get(Metric::usec_per_op); }
 
 }  // namespace
 
-TEST_CASE("pipe-altra reproduces seed table C ratios within 10% with one Altra profile", "[validation]") {
+TEST_CASE("pipe-altra reproduces the reciprocal-sync thread's table C ratios within 10% with one Altra profile", "[validation]") {
     auto m = run_all("pipe-altra.json");
     const double c1 = usec(m.at("unpinned/plain"));
     const double c2 = usec(m.at("unpinned/reciprocal_sync"));
@@ -57,7 +57,7 @@ TEST_CASE("On the idle Altra the reciprocal-sync pair lives on one CPU: under 1%
     CHECK(r.integer(Metric::wakeups_local) > 0);
     CHECK(r.integer(Metric::wakeups_ipi) < r.integer(Metric::wakeups) / 100);
     // Plain: every wakeup goes to the wakee's idle prev CPU through an IPI; prev is idle, so
-    // select_idle_sibling returns it and the wakee does not migrate (kernel-wakeup-path.md T2).
+    // select_idle_sibling returns it and the wakee does not migrate (select_idle_sibling step 2).
     const auto& p = m.at("unpinned/plain");
     CHECK(p.integer(Metric::wakeups_remote) == p.integer(Metric::wakeups));
     CHECK(p.integer(Metric::cpus_busy) == 2);

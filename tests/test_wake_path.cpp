@@ -1,5 +1,5 @@
 // The fair wake path (select_task_rq_fair, wake_affine, select_idle_sibling, ttwu_queue) against
-// the worked traces T1-T8 and the checklist rows of docs/kernel-wakeup-path.md (s.15, s.17).
+// worked traces T1-T8 of select_task_rq_fair and its checklist rows, against v6.19 fair.c.
 // Each test builds a small scenario with the "program" workload, runs it, and checks metrics or the
 // recorded decision events of one select_task_rq call.
 #include <catch2/catch.hpp>

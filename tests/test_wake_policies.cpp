@@ -1,4 +1,4 @@
-// Wake policies (policies/*.cpp, docs/kernel-wakeup-path.md s.14 and checklist rows 41-42), the
+// Wake policies (policies/*.cpp and checklist rows 41-42), the
 // wakeup accounting, scheduler invariants on a busy run, and determinism.
 #include <catch2/catch.hpp>
 
@@ -376,7 +376,7 @@ TEST_CASE("Composing keeps each part's own state and parameters, in composition 
     const Policy& p = sc.policies.front();
     REQUIRE(p.parts.size() == 3);
     CHECK(p.param_texts() == std::vector<std::pair<std::string, std::string>>{
-                                 {"seesaw.variant", "one_bit"}, {"seesaw.window", "40ms"}, {"prev_cpu.mode", "if_idle"}});
+                                 {"seesaw.variant", "one_bit"}, {"seesaw.window", "40ms"}, {"seesaw.jiffies", "10"}, {"prev_cpu.mode", "if_idle"}});
     PolicyRun run = p.instantiate();
     REQUIRE(run.rules.size() == 3);
     CHECK(run.rules[0]->name() == "seesaw");
