@@ -95,6 +95,19 @@ private:
     int nr_cpus_;
 };
 
+// One event with the fields every kind has; the callers add what their kind carries.
+TraceEvent make_event(TraceEvent::Kind kind, Time t, int cpu, const Task* context, const Task* task = nullptr,
+                      int target_cpu = 0) {
+    TraceEvent e;
+    e.kind = kind;
+    e.t = t;
+    e.cpu = cpu;
+    e.context = context;
+    e.task = task;
+    e.target_cpu = target_cpu;
+    return e;
+}
+
 bool ends_with(const char* s, const char* suffix) {
     const size_t n = std::strlen(s), m = std::strlen(suffix);
     return n >= m && std::strcmp(s + n - m, suffix) == 0;
@@ -140,58 +153,28 @@ void TraceSink::emit(const TraceEvent& e) {
 
 void TraceSink::marker(const char* text) {
     const Task* writer = exec_.driving_task();
-    TraceEvent e;
-    e.kind = Kind::marker;
-    e.t = clock_.now();
-    e.cpu = writer ? exec_.driving_cpu() : 0;
-    e.context = writer;
+    TraceEvent e = make_event(Kind::marker, clock_.now(), writer ? exec_.driving_cpu() : 0, writer);
     e.text = text;
     emit(e);
 }
 
 void TraceSink::ttwu_waking(const Task& p, const Task* waker, int this_cpu) {
-    TraceEvent e;
-    e.kind = Kind::waking;
-    e.t = clock_.now();
-    e.cpu = this_cpu;
-    e.context = waker;
-    e.task = &p;
-    e.target_cpu = p.cpu;
-    emit(e);
+    emit(make_event(Kind::waking, clock_.now(), this_cpu, waker, &p, p.cpu));
 }
 
 void TraceSink::ttwu_wakeup(const Task& p, int cpu, const Task* curr) {
-    TraceEvent e;
-    e.kind = Kind::wakeup;
-    e.t = clock_.now();
-    e.cpu = cpu;
-    e.context = curr;
-    e.task = &p;
-    e.target_cpu = cpu;
-    emit(e);
+    emit(make_event(Kind::wakeup, clock_.now(), cpu, curr, &p, cpu));
 }
 
 // wake_up_new_task(): emitted on the forking CPU.
 void TraceSink::wakeup_new(const Task& p, int parent_cpu, const Task* parent_curr) {
-    TraceEvent e;
-    e.kind = Kind::wakeup_new;
-    e.t = clock_.now();
-    e.cpu = parent_cpu;
-    e.context = parent_curr;
-    e.task = &p;
-    e.target_cpu = p.cpu;
-    emit(e);
+    emit(make_event(Kind::wakeup_new, clock_.now(), parent_cpu, parent_curr, &p, p.cpu));
 }
 
 void TraceSink::migrate(const Task& p, int from, int to, MigrationCause) {
     // Emitted where it happens: the CPU whose driver code issued the wakeup, else the old CPU.
-    TraceEvent e;
-    e.kind = Kind::migrate;
-    e.t = clock_.now();
-    e.cpu = exec_.driving_cpu() >= 0 ? exec_.driving_cpu() : from;
-    e.context = exec_.driving_task();
-    e.task = &p;
-    e.target_cpu = from;
+    TraceEvent e = make_event(Kind::migrate, clock_.now(), exec_.driving_cpu() >= 0 ? exec_.driving_cpu() : from,
+                              exec_.driving_task(), &p, from);
     e.dest_cpu = to;
     emit(e);
 }
@@ -199,31 +182,20 @@ void TraceSink::migrate(const Task& p, int from, int to, MigrationCause) {
 void TraceSink::sched_switch(int cpu, const Task* prev, char prev_state, const Task* next) {
     if (prev && prev_state != 'R' && prev_state != 'S' && prev_state != 'X')
         throw std::logic_error("sched_switch with an unknown prev_state");
-    TraceEvent e;
-    e.kind = Kind::sched_switch;
-    e.t = clock_.now();
-    e.cpu = cpu;
-    e.context = prev;
-    e.task = prev;
+    TraceEvent e = make_event(Kind::sched_switch, clock_.now(), cpu, prev, prev);
     e.next = next;
     e.prev_state = prev_state;
     emit(e);
 }
 
 void TraceSink::cpu_frequency(Time t, int cpu, int64_t khz) {
-    TraceEvent e;
-    e.kind = Kind::cpu_frequency;
-    e.t = t;
-    e.cpu = cpu;
+    TraceEvent e = make_event(Kind::cpu_frequency, t, cpu, nullptr);
     e.value = khz;
     emit(e);
 }
 
 void TraceSink::cpu_idle(Time t, int cpu, int state) {
-    TraceEvent e;
-    e.kind = Kind::cpu_idle;
-    e.t = t;
-    e.cpu = cpu;
+    TraceEvent e = make_event(Kind::cpu_idle, t, cpu, nullptr);
     e.value = state < 0 ? int64_t{4294967295} : state;
     emit(e);
 }

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #ifndef WAKESIM_SOURCE_DIR
 #define WAKESIM_SOURCE_DIR "."
@@ -75,6 +76,23 @@ inline std::string read_file(const fs::path& p) {
 }
 
 inline void write_file(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
+
+// The lines of a bad-input folder's expected.txt: file, JSON pointer and a piece of the message,
+// tab-separated.
+struct ExpectedError {
+    std::string file, pointer, message;
+};
+inline std::vector<ExpectedError> read_expected_errors(const fs::path& dir) {
+    std::vector<ExpectedError> out;
+    std::ifstream list(dir / "expected.txt");
+    for (std::string line; std::getline(list, line);) {
+        if (line.empty()) continue;
+        const auto t1 = line.find('\t'), t2 = line.find('\t', t1 + 1);
+        if (t1 == std::string::npos || t2 == std::string::npos) continue;
+        out.push_back({line.substr(0, t1), line.substr(t1 + 1, t2 - t1 - 1), line.substr(t2 + 1)});
+    }
+    return out;
+}
 
 // A private temporary directory, removed at scope exit.
 class TempDir {

@@ -153,14 +153,8 @@ TEST_CASE("calibrate -o writes a machine file that runs, and keeps an existing o
 
 TEST_CASE("calibrate: every bad calibration file gives one error line with its pointer and exit code 2", "[calibrate][cli][bad_inputs]") {
     const fs::path dir = kSource / "tests" / "bad_inputs" / "calibrate";
-    std::ifstream list(dir / "expected.txt");
-    REQUIRE(list.good());
     size_t n = 0;
-    for (std::string line; std::getline(list, line);) {
-        if (line.empty()) continue;
-        const auto t1 = line.find('\t'), t2 = line.find('\t', t1 + 1);
-        REQUIRE(t2 != std::string::npos);
-        const std::string file = line.substr(0, t1), ptr = line.substr(t1 + 1, t2 - t1 - 1), msg = line.substr(t2 + 1);
+    for (const auto& [file, ptr, msg] : read_expected_errors(dir)) {
         const std::string path = (dir / file).string();
         const CmdResult r = run_wakesim("calibrate " + shell_quote(path));
         INFO(file << " -> rc " << r.rc << ": " << r.out);

@@ -168,15 +168,9 @@ TEST_CASE("sweep: docs/sweeps.md's GNU parallel command line gives the unsharded
 
 TEST_CASE("sweep: every bad sweep file gives one error line with its pointer and exit code 2", "[sweep][cli][bad_inputs]") {
     const fs::path dir = kSource / "tests" / "bad_inputs" / "sweeps";
-    std::ifstream list(dir / "expected.txt");
-    REQUIRE(list.good());
     TempDir tmp;
     size_t n = 0;
-    for (std::string line; std::getline(list, line);) {
-        if (line.empty()) continue;
-        const auto t1 = line.find('\t'), t2 = line.find('\t', t1 + 1);
-        REQUIRE(t2 != std::string::npos);
-        const std::string file = line.substr(0, t1), ptr = line.substr(t1 + 1, t2 - t1 - 1), msg = line.substr(t2 + 1);
+    for (const auto& [file, ptr, msg] : read_expected_errors(dir)) {
         const std::string path = (dir / file).string();
         const CmdResult r = run_wakesim("sweep " + shell_quote(path) + " -o " + shell_quote(tmp.file("out.jsonl")));
         INFO(file << " -> rc " << r.rc << ": " << r.out);
