@@ -345,6 +345,7 @@ void Scheduler::schedule(int cpu) {
         go_idle(cpu);
         return;
     }
+    if (rq.next_buddy == next) rq.next_buddy = nullptr;  // set_next_entity(): clear_buddies()
     pelt_update_cpu(cpu);
     pelt_update_task(*next, false, true);
     next->state = TaskState::running;
@@ -389,6 +390,7 @@ void Scheduler::schedule_blocked(int cpu) {
     t->pelt.util_est = std::max(t->pelt.util_avg, t->pelt.util_est + (t->pelt.util_avg - t->pelt.util_est) / 4);
     policy_.on_block(*t, now());
     t->state = TaskState::sleeping;
+    if (rq.next_buddy == t) rq.next_buddy = nullptr;  // dequeue_entity()'s clear_buddies(), delayed or not
     if (cfg_.features.on(Feat::DELAY_DEQUEUE) && rq.queue.size() > 1 && !entity_eligible(rq, *t)) {
         // dequeue_entity() with DELAY_DEQUEUE: the ineligible sleeper stays on the queue.
         t->sched_delayed = true;

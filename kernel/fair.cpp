@@ -43,6 +43,8 @@ Task* Scheduler::pick_eevdf(Rq& rq, bool protect) {
     if (rq.queue.size() == 1) return rq.queue.front();
     const VSum v = vsum(rq.queue);
     auto eligible = [&](const Task* e) { return v.eligible(*e); };
+    // PICK_BUDDY: the next buddy, when eligible, goes first (latency, not fairness).
+    if (rq.next_buddy && cfg_.features.on(Feat::PICK_BUDDY) && eligible(rq.next_buddy)) return rq.next_buddy;
     Task* curr = rq.curr;
     if (curr && !(curr->on_rq && curr->state != TaskState::sleeping && eligible(curr))) curr = nullptr;
     if (curr && protect && curr->vruntime < curr->vprot) return curr;
@@ -127,6 +129,7 @@ void Scheduler::dequeue(int cpu, Task& t) {
         --rq.nr_sched_idle;
     }
     t.vlag = lag;
+    if (rq.next_buddy == &t) rq.next_buddy = nullptr;  // clear_buddies()
     auto it = std::find(rq.queue.begin(), rq.queue.end(), &t);
     if (it != rq.queue.end()) rq.queue.erase(it);
     t.on_rq = false;
@@ -135,7 +138,10 @@ void Scheduler::dequeue(int cpu, Task& t) {
     hw_.util_changed(cpu);
 }
 
-// check_preempt_wakeup_fair(), v6.19.
+// check_preempt_wakeup_fair(), v6.19, with NEXT_BUDDY as "sched/fair: Reimplement NEXT_BUDDY to
+// align with EEVDF goals" (Mel Gorman, Nov 2025) made it: the wakee becomes the next buddy unless
+// the buddy already set has an earlier deadline, and only then does WF_SYNC weigh in
+// (preempt_sync()).
 bool Scheduler::check_preempt_wakeup_fair(int cpu, Task& p, uint32_t flags) {
     Rq& rq = rq_of(cpu);
     Task* se = rq.curr;
@@ -156,6 +162,16 @@ bool Scheduler::check_preempt_wakeup_fair(int cpu, Task& p, uint32_t flags) {
         protect = false;
     } else if ((flags & WF_FORK) || p.sched_delayed) {
         return false;
+    } else if (cfg_.features.on(Feat::NEXT_BUDDY) && (!rq.next_buddy || rq.next_buddy->deadline >= p.deadline)) {
+        rq.next_buddy = &p;  // set_preempt_buddy()
+        if (flags & WF_SYNC) {
+            // preempt_sync(): the waker is expected to sleep; preempt it only once it has run
+            // migration_cost (a quarter of it when select_task_rq put the wakee here) and the
+            // wakee's deadline is earlier. update_curr() above has just restarted exec_start.
+            const int64_t delta = std::max<int64_t>(0, engine_.now() - se->exec_start);
+            const int64_t threshold = (flags & WF_RQ_SELECTED) ? cfg_.migration_cost_ns / 4 : cfg_.migration_cost_ns;
+            return p.deadline < se->deadline && delta >= threshold;
+        }
     }
     if (pick_eevdf(rq, protect) == &p) {
         if (!protect) se->vprot = se->vruntime;

@@ -17,7 +17,9 @@ bool Scheduler::can_migrate_task(const Task& t, int dst, int level) const {
     // task_hot(): siblings share every cache; otherwise ran within migration_cost.
     bool hot = false;
     if (t.policy != SchedPolicy::idle && !(D.flags & SD_SHARE_CPUCAPACITY))
-        hot = engine_.now() - t.exec_start < cfg_.migration_cost_ns;
+        hot = engine_.now() - t.exec_start < cfg_.migration_cost_ns ||
+              // CACHE_HOT_BUDDY: the next buddy is hot while the destination has work
+              (cfg_.features.on(Feat::CACHE_HOT_BUDDY) && rq_of(dst).nr_running > 0 && rq_of(t.cpu).next_buddy == &t);
     return !hot || failed > D.cache_nice_tries;
 }
 

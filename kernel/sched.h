@@ -184,6 +184,7 @@ private:
         bool overloaded = false;  // two or more runnable tasks (feeds rd->overloaded)
         std::vector<Task*> wake_list;
         bool need_resched = false;
+        Task* next_buddy = nullptr;  // cfs_rq->next: set by NEXT_BUDDY, honoured by PICK_BUDDY
         Time idle_stamp = 0;  // 0: not idle
         int64_t avg_idle = 0;
         int64_t max_idle_balance_cost = 0;
