@@ -35,7 +35,7 @@ def main():
         if not m:
             continue
         n = int(m.group(1).replace(",", ""))
-        name = m.group(2)
+        name = re.sub(r" \[[^\]]*\]$", "", m.group(2))  # the object file, not part of the name
         if "PROGRAM TOTALS" in name:
             total = n
             continue
