@@ -11,25 +11,46 @@ uint16_t Engine::add_target(EventTarget* t) {
     return static_cast<uint16_t>(targets_.size() - 1);
 }
 
-void Engine::schedule(Time at, uint16_t target, uint16_t kind, int32_t a, uint32_t b) {
-    if (at < now_) at = now_;  // the past is not reachable; keeps causality
-    heap_.push_back(Event{at, seq_++, target, kind, a, b});
+// The heap proper: the standard binary heap, whose pop descends to a leaf and sifts the last
+// event up from there. Its order is an inlined function object.
+namespace {
+
+struct Later {
+    bool operator()(const Event& x, const Event& y) const { return x.time != y.time ? x.time > y.time : x.seq > y.seq; }
+};
+
+}  // namespace
+
+void Engine::heap_push(const Event& ev) {
+    heap_.push_back(ev);
     std::push_heap(heap_.begin(), heap_.end(), Later{});
+}
+
+Event Engine::heap_pop() {
+    std::pop_heap(heap_.begin(), heap_.end(), Later{});
+    const Event e = heap_.back();
+    heap_.pop_back();
+    return e;
 }
 
 uint64_t Engine::run_until(Time until) {
     uint64_t n = 0;
     stopped_ = false;
-    while (!heap_.empty() && !stopped_) {
-        if (heap_.front().time > until) break;
-        std::pop_heap(heap_.begin(), heap_.end(), Later{});
-        Event e = heap_.back();
-        heap_.pop_back();
+    while (!stopped_) {
+        Event e;
+        if (has_first_) {
+            if (first_.time > until) break;
+            e = first_;
+            has_first_ = false;
+        } else {
+            if (heap_.empty() || heap_.front().time > until) break;
+            e = heap_pop();
+        }
         now_ = e.time;
         targets_[e.target]->on_event(e);
         ++n;
     }
-    if (heap_.empty() || (!stopped_ && until != kTimeNever && now_ < until)) {
+    if (pending() == 0 || (!stopped_ && until != kTimeNever && now_ < until)) {
         if (!stopped_ && until != kTimeNever) now_ = std::max(now_, until);
     }
     processed_ += n;

@@ -51,6 +51,7 @@ Hardware::Hardware(Engine& engine, const Topology& topo, const MachineProfile& p
         d.busy_at_sample.assign(d.cpus.size(), 0);
     }
     states_ = prof_.effective_idle_states();
+    teo_ = prof_.idle_governor == "teo";
     busy_.assign(static_cast<size_t>(n), 0);
     boost_.assign(static_cast<size_t>(n), 0);
     boost_time_.assign(static_cast<size_t>(n), 0);
@@ -244,7 +245,7 @@ void Hardware::on_event(const Event& e) {
 void Hardware::idle_enter(int cpu) {
     const auto& h = idle_hist_[static_cast<size_t>(cpu)];
     Time predicted;
-    if (prof_.idle_governor == "teo") {
+    if (teo_) {
         // Shallower only when early wakeups ("intercepts") are the majority of recent periods:
         // the 4th shortest of the last 8.
         std::array<Time, 8> sorted = h;
@@ -287,6 +288,14 @@ bool Hardware::polling(int cpu) const {
 }
 
 int64_t Hardware::transfer_ns_per_kib(int from, int to) const {
+    if (from == xfer_from_ && to == xfer_to_) return xfer_ns_;
+    xfer_from_ = from;
+    xfer_to_ = to;
+    xfer_ns_ = transfer_ns_per_kib_uncached(from, to);
+    return xfer_ns_;
+}
+
+int64_t Hardware::transfer_ns_per_kib_uncached(int from, int to) const {
     switch (topo_.classify(from, to)) {
         case CpuDistance::same_cpu: return 0;
         case CpuDistance::smt: return prof_.refill_smt_ns_per_kib;

@@ -102,6 +102,7 @@ private:
     void set_domain_freq(Domain& d, int64_t khz);
     void request(Domain& d, int64_t khz);
     int64_t opp_at_least(int64_t khz) const;
+    int64_t transfer_ns_per_kib_uncached(int from, int to) const;
     void account(int cpu);
     void sample(Domain& d);
 
@@ -121,6 +122,10 @@ private:
     std::vector<double> speed_, inv_speed_;
     std::vector<uint8_t> busy_;
     std::vector<MachineProfile::IdleState> states_;
+    bool teo_ = false;  // the idle governor is teo (else menu)
+    // The last pair transfer_ns_per_kib() classified: a ping-pong asks for the same two CPUs.
+    mutable int xfer_from_ = -1, xfer_to_ = -1;
+    mutable int64_t xfer_ns_ = 0;
     std::vector<int> idle_state_;
     std::vector<std::array<Time, 8>> idle_hist_;
     std::vector<int> idle_hist_pos_;

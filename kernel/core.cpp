@@ -99,12 +99,7 @@ void Scheduler::set_task_cpu(Task& p, int cpu, MigrationCause cause) {
         // migrate_task_rq_fair(): the task's signals leave the old CPU and join the new one.
         pelt_update_cpu(orig);
         pelt_update_cpu(cpu);
-        Rq& from = rq_of(orig);
-        Rq& to = rq_of(cpu);
-        from.pelt.util_avg = std::max(0.0, from.pelt.util_avg - p.pelt.util_avg);
-        from.pelt.load_avg = std::max(0.0, from.pelt.load_avg - p.pelt.load_avg);
-        to.pelt.util_avg += p.pelt.util_avg;
-        to.pelt.load_avg += p.pelt.load_avg;
+        pelt_migrate(p, orig, cpu);
     }
     p.cpu = cpu;
     p.wake_cpu = cpu;

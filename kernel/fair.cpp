@@ -18,7 +18,12 @@ struct VSum {
     int64_t w = 0;
     // vruntime <= V  <=>  (v - base) * W <= sum(w_i (v_i - base))
     bool eligible(const Task& t) const { return w == 0 || static_cast<i128>(t.vruntime - base) * w <= sum; }
-    int64_t avg() const { return w == 0 ? base : base + static_cast<int64_t>(sum / w); }
+    // A 64-bit division when the sum fits (the same quotient; the 128-bit one is a library call).
+    int64_t avg() const {
+        if (w == 0) return base;
+        if (sum >= INT64_MIN && sum <= INT64_MAX) return base + static_cast<int64_t>(sum) / w;
+        return base + static_cast<int64_t>(sum / w);
+    }
 };
 
 VSum vsum(const std::vector<Task*>& queue) {

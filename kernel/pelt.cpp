@@ -1,18 +1,40 @@
-// kernel/sched/pelt.c in continuous-time form (y^32 = 1/2 over 1024 us periods): the CPU signal
-// (the task's and the decay are inline in kernel/pelt.h); then fair.c's readers of the signals:
-// cpu_util(), cpu_load(), task_util_est(), task_h_load(), task_fits_cpu().
+// kernel/sched/pelt.c: the CPU's signal and the table (the task's update and the arithmetic are
+// inline in kernel/pelt.h); migrate_task_rq_fair()'s detach and attach of a task's signals; then
+// fair.c's readers of the signals: cpu_util(), cpu_load(), task_util_est(), task_h_load(),
+// task_fits_cpu(). The readers see the signal as an update at the current instant would leave it,
+// as if update_blocked_averages() kept idle CPUs' signals current.
 #include <algorithm>
+#include <cmath>
 
 #include "kernel/pelt.h"
 #include "kernel/sched.h"
 
 namespace wakesim {
 
+namespace pelt {
+
+namespace {
+
+// Documentation/scheduler/sched-pelt.c's recipe: floor((2^32 - 1) * y^n), y = (1/2)^(1/32).
+std::array<uint32_t, kLoadAvgPeriod> make_yn_inv() {
+    std::array<uint32_t, kLoadAvgPeriod> t{};
+    const double y = std::pow(0.5, 1.0 / kLoadAvgPeriod);
+    for (uint32_t n = 0; n < kLoadAvgPeriod; ++n)
+        t[n] = static_cast<uint32_t>(4294967295.0 * std::pow(y, static_cast<double>(n)));
+    return t;
+}
+
+}  // namespace
+
+const std::array<uint32_t, kLoadAvgPeriod> kYNInv = make_yn_inv();
+
+}  // namespace pelt
+
 namespace {
 
 // Weight of the entities that count as runnable for load (delayed-dequeue sleepers do not).
-double runnable_weight_of(const std::vector<Task*>& queue) {
-    double w = 0;
+uint64_t runnable_weight_of(const std::vector<Task*>& queue) {
+    uint64_t w = 0;
     for (const Task* t : queue)
         if (!t->sched_delayed) w += t->weight;
     return w;
@@ -22,42 +44,66 @@ double runnable_weight_of(const std::vector<Task*>& queue) {
 
 void Scheduler::pelt_update_cpu(int cpu) {
     Rq& rq = rq_of(cpu);
-    const Time now = engine_.now();
-    const double d = decay(now - rq.pelt.last_update);
-    const double runnable_weight = runnable_weight_of(rq.queue);
-    const bool busy = rq.curr != nullptr;
-    rq.pelt.util_avg = rq.pelt.util_avg * d + (busy ? 1024.0 * hw_.invariant_speed(cpu) * (1.0 - d) : 0.0);
-    rq.pelt.load_avg = rq.pelt.load_avg * d + runnable_weight * (1.0 - d);
-    rq.pelt.last_update = now;
+    const uint32_t scale = rq.curr ? pelt::util_scale(hw_.invariant_speed(cpu)) : 0;
+    pelt::update(rq.pelt, engine_.now(), runnable_weight_of(rq.queue), scale, 1);
+}
+
+// detach_entity_load_avg() from `from`, attach_entity_load_avg() to `to`: both CPUs' signals are
+// current; the task's sums are realigned to the new CPU's period.
+void Scheduler::pelt_migrate(Task& p, int from_cpu, int to_cpu) {
+    Pelt& from = rq_of(from_cpu).pelt;
+    Pelt& to = rq_of(to_cpu).pelt;
+    Pelt& se = p.pelt;
+    const auto w = static_cast<uint64_t>(p.weight);
+    // sub_positive(), then the sums kept at least avg * PELT_MIN_DIVIDER.
+    from.util_avg = std::max(0.0, from.util_avg - se.util_avg);
+    from.util_sum = from.util_sum > se.util_sum ? from.util_sum - se.util_sum : 0;
+    from.util_sum = std::max(from.util_sum, static_cast<uint64_t>(from.util_avg) * pelt::kMinDivider);
+    from.load_avg = std::max(0.0, from.load_avg - se.load_avg);
+    from.load_sum = from.load_sum > w * se.load_sum ? from.load_sum - w * se.load_sum : 0;
+    from.load_sum = std::max(from.load_sum, static_cast<uint64_t>(from.load_avg) * pelt::kMinDivider);
+    const uint32_t div = pelt::divider(to);
+    se.last_update = to.last_update;
+    se.period_contrib = to.period_contrib;
+    se.util_sum = static_cast<uint64_t>(se.util_avg) * div;
+    se.load_sum = static_cast<uint64_t>(se.load_avg) * div;
+    se.load_sum = w < se.load_sum ? se.load_sum / w : 1;
+    to.util_avg += se.util_avg;
+    to.util_sum += se.util_sum;
+    to.load_avg += se.load_avg;
+    to.load_sum += w * se.load_sum;
 }
 
 double Scheduler::cpu_util(int cpu) const {
     const Rq& rq = rq_of(cpu);
-    const double d = decay(engine_.now() - rq.pelt.last_update);
-    double u = rq.pelt.util_avg * d + (rq.curr ? 1024.0 * hw_.invariant_speed(cpu) * (1.0 - d) : 0.0);
-    return std::min<double>(u, capacity_of(cpu));
+    Pelt s = rq.pelt;
+    pelt::update(s, engine_.now(), runnable_weight_of(rq.queue), rq.curr ? pelt::util_scale(hw_.invariant_speed(cpu)) : 0, 1);
+    return std::min<double>(s.util_avg, capacity_of(cpu));
 }
 
 double Scheduler::cpu_load(int cpu) const {
     const Rq& rq = rq_of(cpu);
-    const double d = decay(engine_.now() - rq.pelt.last_update);
-    return rq.pelt.load_avg * d + runnable_weight_of(rq.queue) * (1.0 - d);
+    Pelt s = rq.pelt;
+    pelt::update(s, engine_.now(), runnable_weight_of(rq.queue), rq.curr ? pelt::util_scale(hw_.invariant_speed(cpu)) : 0, 1);
+    return s.load_avg;
 }
 
 double Scheduler::task_util(const Task& t) const {
-    const double d = decay(engine_.now() - t.pelt.last_update);
     const bool running = t.state == TaskState::running;
-    double u = t.pelt.util_avg * d + (running ? 1024.0 * (1.0 - d) : 0.0);
-    return cfg_.features.on(Feat::UTIL_EST) ? std::max(u, t.pelt.util_est) : u;
+    const bool runnable = running || t.state == TaskState::runnable;
+    Pelt s = t.pelt;
+    pelt::update(s, engine_.now(), runnable ? 1 : 0, running ? 1024 : 0, t.weight);
+    return cfg_.features.on(Feat::UTIL_EST) ? std::max(s.util_avg, t.pelt.util_est) : s.util_avg;
 }
 
 // task_h_load() without cgroups: a sleeping wakee's load as last updated (when it went to sleep);
 // the wake path does not sync it before wake_affine_weight().
 double Scheduler::task_load(const Task& t) const {
     if (t.state == TaskState::sleeping || t.state == TaskState::waking) return t.pelt.load_avg;
-    const double d = decay(engine_.now() - t.pelt.last_update);
     const bool runnable = t.state == TaskState::running || t.state == TaskState::runnable;
-    return t.pelt.load_avg * d + (runnable ? t.weight * (1.0 - d) : 0.0);
+    Pelt s = t.pelt;
+    pelt::update(s, engine_.now(), runnable ? 1 : 0, t.state == TaskState::running ? 1024 : 0, t.weight);
+    return s.load_avg;
 }
 
 // util_fits_cpu() without uclamp: fits_capacity(util, capacity) = util < 80% of capacity.

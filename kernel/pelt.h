@@ -1,25 +1,88 @@
-// kernel/sched/pelt.h: the inline parts of PELT (kernel/pelt.cpp has the rest): the decay factor
-// and a task's signal update, which the wake path and __schedule call for every task they touch.
+// kernel/sched/pelt.h: the inline parts of PELT (kernel/pelt.cpp has the rest). The signals are
+// the kernel's fixed-point sums: time in 1024 ns units, 1024-unit periods, contributions decayed by
+// y^n with y^32 = 1/2 from the runnable_avg_yN_inv table (kernel/sched/sched-pelt.h), averages
+// recomputed when a period ends (___update_load_avg). A task's update is inline: the wake path and
+// __schedule call it for every task they touch.
 #pragma once
-#include <cmath>
+#include <array>
+#include <cstdint>
 
 #include "kernel/sched.h"
 
 namespace wakesim {
 
-// y^t with y^32 = 1/2 and t in 1024 us periods, in continuous time.
-inline double Scheduler::decay(Time dt) {
-    if (dt <= 0) return 1.0;
-    return std::exp2(-static_cast<double>(dt) / (32.0 * 1024.0 * 1000.0));
+namespace pelt {
+
+inline constexpr uint32_t kLoadAvgPeriod = 32;   // LOAD_AVG_PERIOD: y^32 = 1/2
+inline constexpr uint32_t kLoadAvgMax = 47742;   // LOAD_AVG_MAX: 1024 * sum of y^n, as the table gives it
+inline constexpr uint32_t kMinDivider = kLoadAvgMax - 1024;  // PELT_MIN_DIVIDER
+
+// y^n * (2^32 - 1), n = 0..31: the values of the kernel's runnable_avg_yN_inv.
+extern const std::array<uint32_t, kLoadAvgPeriod> kYNInv;
+
+__extension__ typedef unsigned __int128 u128;
+
+// decay_load(): val * y^n; whole half-lives by shifting, the rest from the table.
+inline uint64_t decay_load(uint64_t val, uint64_t n) {
+    if (n > kLoadAvgPeriod * 63) return 0;
+    val >>= n / kLoadAvgPeriod;
+    return static_cast<uint64_t>((static_cast<u128>(val) * kYNInv[n % kLoadAvgPeriod]) >> 32);
 }
 
+// __accumulate_pelt_segments(): d1 (the rest of the last period, decayed), the full periods in
+// between (closed form through LOAD_AVG_MAX), d3 (the current period so far).
+inline uint32_t accumulate_segments(uint64_t periods, uint32_t d1, uint32_t d3) {
+    const auto c1 = static_cast<uint32_t>(decay_load(d1, periods));
+    const auto c2 = static_cast<uint32_t>(kLoadAvgMax - decay_load(kLoadAvgMax, periods) - 1024);
+    return c1 + c2 + d3;
+}
+
+// get_pelt_divider()
+inline uint32_t divider(const Pelt& sa) { return kMinDivider + sa.period_contrib; }
+
+// ___update_load_sum() with accumulate_sum(), then ___update_load_avg() when a period ended.
+// load: the runnable weight (1 for a task); util_scale: the capacity the running time counts for
+// (0..1024, 0 when not running); avg_mult: what load_avg is scaled by (the task's weight, 1 for a
+// CPU). Returns true when the averages were recomputed.
+inline bool update(Pelt& sa, Time now, uint64_t load, uint32_t util_scale, uint64_t avg_mult) {
+    Time delta = now - sa.last_update;
+    if (delta < 0) {
+        sa.last_update = now;
+        return false;
+    }
+    delta >>= 10;  // ~1 us units, as the kernel does
+    if (delta == 0) return false;
+    sa.last_update += delta << 10;
+    if (load == 0) util_scale = 0;
+    // accumulate_sum()
+    uint64_t d = static_cast<uint64_t>(delta) + sa.period_contrib;
+    const uint64_t periods = d / 1024;
+    uint32_t contrib = static_cast<uint32_t>(delta);
+    if (periods) {
+        sa.load_sum = decay_load(sa.load_sum, periods);
+        sa.util_sum = decay_load(sa.util_sum, periods);
+        d %= 1024;
+        if (load) contrib = accumulate_segments(periods, 1024 - sa.period_contrib, static_cast<uint32_t>(d));
+    }
+    sa.period_contrib = static_cast<uint32_t>(d);
+    if (load) sa.load_sum += load * contrib;
+    if (util_scale) sa.util_sum += static_cast<uint64_t>(contrib) * util_scale;
+    if (!periods) return false;
+    // ___update_load_avg()
+    const uint32_t div = divider(sa);
+    sa.load_avg = static_cast<double>(avg_mult * sa.load_sum / div);
+    sa.util_avg = static_cast<double>(sa.util_sum / div);
+    return true;
+}
+
+// The capacity a running stretch counts for at relative speed s (frequency and CPU capacity).
+inline uint32_t util_scale(double s) { return static_cast<uint32_t>(s * 1024.0 + 0.5); }
+
+}  // namespace pelt
+
 inline void Scheduler::pelt_update_task(Task& t, bool running, bool runnable) {
-    const Time now = engine_.now();
-    const double d = decay(now - t.pelt.last_update);
-    const double spd = t.cpu >= 0 ? hw_.invariant_speed(t.cpu) : 1.0;
-    t.pelt.util_avg = t.pelt.util_avg * d + (running ? 1024.0 * spd * (1.0 - d) : 0.0);
-    t.pelt.load_avg = t.pelt.load_avg * d + (runnable ? t.weight * (1.0 - d) : 0.0);
-    t.pelt.last_update = now;
+    const uint32_t scale = running ? pelt::util_scale(t.cpu >= 0 ? hw_.invariant_speed(t.cpu) : 1.0) : 0;
+    pelt::update(t.pelt, engine_.now(), runnable ? 1 : 0, scale, t.weight);
 }
 
 }  // namespace wakesim

@@ -249,10 +249,11 @@ private:
     // fair.c: wake path
     void update_idle_core(int cpu);
 
-    // pelt.c (the first two inline, in kernel/pelt.h)
-    static double decay(Time dt);
+    // pelt.c (the task's update inline, in kernel/pelt.h)
     void pelt_update_task(Task& t, bool running, bool runnable);
     void pelt_update_cpu(int cpu);
+    // migrate_task_rq_fair(): the task's signals leave from_cpu's and join to_cpu's.
+    void pelt_migrate(Task& p, int from_cpu, int to_cpu);
 
     // fair.c: load balancing (sched_balance_*)
     bool can_migrate_task(const Task& t, int dst, int level) const;

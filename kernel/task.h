@@ -26,11 +26,16 @@ enum class SchedPolicy : uint8_t { normal, batch, idle };
 // Role a workload gives a task; policies use it for pair marks and attributes.
 enum class TaskRole : uint8_t { other, requester, server };
 
+// struct sched_avg: the sums in the kernel's fixed point (kernel/pelt.h), the averages derived
+// from them when a 1024 us period ends.
 struct Pelt {
     double util_avg = 0;  // 0..1024
     double load_avg = 0;  // weight-scaled runnable average
     double util_est = 0;
-    Time last_update = 0;
+    Time last_update = 0;  // advances in whole 1024 ns units
+    uint64_t load_sum = 0;
+    uint64_t util_sum = 0;
+    uint32_t period_contrib = 0;  // 1024 ns units of the current period so far
 };
 
 struct Task {

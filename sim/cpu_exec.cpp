@@ -6,6 +6,12 @@
 
 namespace wakesim {
 
+namespace {
+
+constexpr int64_t kExactInDouble = int64_t{1} << 53;  // integers below it convert to double exactly
+
+}  // namespace
+
 CpuExec::CpuExec(Engine& engine, Scheduler& sched, Hardware& hw, const MachineProfile& prof, uint64_t seed)
     : engine_(engine),
       target_(engine.add_target(this)),
@@ -206,7 +212,9 @@ void CpuExec::start_segment(int cpu, SegKind kind, int64_t ref_ns) {
     c.seg_start = engine_.now();
     const double s = hw_.speed(cpu);
     c.seg_speed = s;
-    const auto wall = static_cast<Time>(std::ceil(static_cast<double>(ref_ns) / s));
+    // At full speed the wall time is the work itself (what ceil(ref_ns / 1.0) gives, without it).
+    const Time wall = s == 1.0 && ref_ns < kExactInDouble ? ref_ns
+                                                           : static_cast<Time>(std::ceil(static_cast<double>(ref_ns) / s));
     engine_.schedule(engine_.now() + std::max<Time>(wall, 1), target_, kSegEnd, cpu, ++c.gen);
 }
 
@@ -214,7 +222,8 @@ void CpuExec::stop_segment(int cpu) {
     Cpu& c = cpu_of(cpu);
     if (c.seg == SegKind::none) return;
     Context& x = c.ctx;
-    const auto done = static_cast<int64_t>(static_cast<double>(engine_.now() - c.seg_start) * c.seg_speed);
+    const Time ran = engine_.now() - c.seg_start;
+    const auto done = c.seg_speed == 1.0 && ran < kExactInDouble ? ran : static_cast<int64_t>(static_cast<double>(ran) * c.seg_speed);
     int64_t& left = c.seg == SegKind::overhead ? x.overhead_left : x.work_left;
     left = std::max<int64_t>(0, left - done);
     c.seg = SegKind::none;

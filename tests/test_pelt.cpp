@@ -1,0 +1,78 @@
+// PELT in the kernel's fixed point (kernel/pelt.h, kernel/sched/pelt.c): the decay table, the
+// three-segment accumulation, and the signals a kernel developer expects from them.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "kernel/pelt.h"
+
+using namespace wakesim;
+
+namespace {
+
+constexpr Time kPeriodNs = 1024 * 1024;  // one PELT period: 1024 units of 1024 ns
+
+// A task's signal stepped in `step` ns increments over `span` ns, running or not.
+void advance(Pelt& sa, Time& now, Time span, Time step, bool running) {
+    for (Time end = now + span; now < end;) {
+        now = std::min(end, now + step);
+        pelt::update(sa, now, running ? 1 : 0, running ? 1024 : 0, 1024);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("PELT: the decay table is runnable_avg_yN_inv (y^32 = 1/2) and LOAD_AVG_MAX its series' limit", "[pelt]") {
+    CHECK(pelt::kYNInv[0] == 0xffffffffu);
+    CHECK(pelt::kYNInv[1] == 0xfa83b2dau);
+    CHECK(pelt::kYNInv[16] == 0xb504f333u);  // y^16 = 1/sqrt(2)
+    CHECK(pelt::kYNInv[31] == 0x82cd8698u);
+    // LOAD_AVG_MAX: the fixed point of sum = sum * y + 1024 as decay_load computes it.
+    uint64_t sum = 0;
+    for (int i = 0; i < 2000; ++i) sum = pelt::decay_load(sum, 1) + 1024;
+    CHECK(sum == pelt::kLoadAvgMax);
+}
+
+TEST_CASE("PELT: decay_load halves per 32 periods and drops to zero after 63 half-lives", "[pelt]") {
+    const uint64_t v = 1u << 20;
+    CHECK(pelt::decay_load(v, 0) == v - 1);  // y^0 is (2^32 - 1) / 2^32
+    CHECK(pelt::decay_load(v, 32) == v / 2 - 1);
+    CHECK(pelt::decay_load(v, 64) == v / 4 - 1);
+    CHECK(pelt::decay_load(v, 16) == 741455);  // v / sqrt(2), rounded down
+    CHECK(pelt::decay_load(UINT64_MAX, 32 * 63 + 1) == 0);
+}
+
+TEST_CASE("PELT: an always-running task's util_avg converges to 1024 and halves in 32 ms of sleep", "[pelt]") {
+    Pelt sa;
+    Time now = 0;
+    advance(sa, now, 400 * kPeriodNs, 100000, true);  // 400 periods: past LOAD_AVG_MAX_N (345)
+    CHECK(sa.util_avg >= 1000);
+    CHECK(sa.util_avg <= 1024);
+    // Nice 0 and always runnable: the same signal, up to the rounding of the two sums.
+    CHECK(sa.load_avg >= sa.util_avg - 1);
+    CHECK(sa.load_avg <= sa.util_avg + 1);
+    const double full = sa.util_avg;
+    advance(sa, now, 32 * kPeriodNs, 100000, false);
+    CHECK(sa.util_avg >= full / 2 - 2);
+    CHECK(sa.util_avg <= full / 2 + 2);
+}
+
+TEST_CASE("PELT: averages change only when a period ends, and one long update equals many short ones", "[pelt]") {
+    Pelt a;
+    Time now = 0;
+    advance(a, now, 10 * kPeriodNs + 500 * 1024, 50000, true);
+    const double u = a.util_avg;
+    Time t = now;
+    pelt::update(a, t + 100 * 1024, 1, 1024, 1024);  // 100 more units inside the same period
+    CHECK(a.util_avg == u);
+    // The same 30 periods of running in one update (three segments) and in 1 us steps: equal up to
+    // the rounding down of each step's decay (under 2%).
+    Pelt b = a, c = a;
+    Time tb = t + 100 * 1024, tc = tb;
+    pelt::update(b, tb + 30 * kPeriodNs, 1, 1024, 1024);
+    advance(c, tc, 30 * kPeriodNs, 1024, true);
+    CHECK(b.util_avg > u);
+    CHECK(b.util_avg >= c.util_avg);
+    CHECK(b.util_avg <= c.util_avg * 1.02);
+}
