@@ -44,7 +44,9 @@ Task* Scheduler::pick_eevdf(Rq& rq, bool protect) {
     const VSum v = vsum(rq.queue);
     auto eligible = [&](const Task* e) { return v.eligible(*e); };
     Task* curr = rq.curr;
-    if (curr && !(curr->on_rq && curr->state != TaskState::sleeping && eligible(curr))) curr = nullptr;
+    // (A curr the active-balance stopper moved away is queued on another CPU now.)
+    if (curr && !(curr->on_rq && &rq_of(curr->cpu) == &rq && curr->state != TaskState::sleeping && eligible(curr)))
+        curr = nullptr;
     if (curr && protect && curr->vruntime < curr->vprot) return curr;
     Task* best = nullptr;
     for (Task* e : rq.queue)
@@ -104,6 +106,7 @@ void Scheduler::enqueue(int cpu, Task& t, bool initial) {
     pelt_update_cpu(cpu);
     place_entity(rq, t, initial);
     rq.queue.push_back(&t);
+    t.cfs_seq = ++cfs_seq_;  // account_entity_enqueue(): list_add at the head of cfs_tasks
     t.on_rq = true;
     ++rq.nr_running;
     if (t.policy == SchedPolicy::idle) ++rq.nr_sched_idle;
