@@ -30,7 +30,7 @@ const std::vector<Field>& fields() {
         {{"idle_exit_ns", "ns", "exit latency of the only idle state when no idle_states are listed"}, &P::idle_exit_ns, nullptr},
         {{"idle_polls", "bool", "the only idle state polls need_resched (no IPI), when no idle_states are listed"}, nullptr, &P::idle_polls},
         {{"poll_wake_ns", "ns", "wake of a polling idle CPU (the flag write it observes)"}, &P::poll_wake_ns, nullptr},
-        {{"newidle_balance_ns", "ns", "one newidle balance pass of one domain level"}, &P::newidle_balance_ns, nullptr},
+        {{"newidle_balance_ns", "ns", "newidle balance cost per CPU of a domain level's span"}, &P::newidle_balance_ns, nullptr},
         {{"tick_hz", "Hz", "CONFIG_HZ"}, &P::tick_hz, nullptr},
         {{"preempt_lazy", "bool", "wakeup preemption waits for the next tick (preempt=lazy)"}, nullptr, &P::preempt_lazy},
         {{"cost_jitter_pct", "%", "each kernel-path cost varies uniformly by +- this percent (seeded: caches, interrupts)"}, &P::cost_jitter_pct, nullptr},

@@ -31,7 +31,7 @@ struct MachineProfile {
     int64_t idle_exit_ns = 1000;      // exit latency of the idle state used for short gaps
     bool idle_polls = false;          // idle CPUs poll need_resched: no IPI to wake them
     int64_t poll_wake_ns = 200;       // wake of a polling idle CPU (cache-line write seen)
-    int64_t newidle_balance_ns = 2000;  // cost of one newidle balance pass per domain level
+    int64_t newidle_balance_ns = 500;  // newidle balance cost per CPU of the balanced domain
     int64_t tick_hz = 250;            // CONFIG_HZ
     bool preempt_lazy = false;        // wakeup preemption waits for the next tick (preempt=lazy)
     int64_t cost_jitter_pct = 3;      // each kernel-path cost varies uniformly by +-this percent (seeded)

@@ -177,7 +177,10 @@ void Scheduler::ttwu_runnable(Task& p, uint32_t flags, Task* waker, int this_cpu
 // sched_ttwu_pending(): the target enqueues the wakees on its wake list itself.
 void Scheduler::sched_ttwu_pending(int cpu) {
     Rq& rq = rq_of(cpu);
-    if (rq.wake_list.empty()) return;
+    if (rq.wake_list.empty()) {
+        if (nohz_ilb_ == cpu) nohz_idle_balance(cpu);  // the same IPI may carry a NOHZ kick
+        return;
+    }
     std::vector<Task*> list;
     list.swap(rq.wake_list);
     rq.ttwu_pending = false;
@@ -185,6 +188,7 @@ void Scheduler::sched_ttwu_pending(int cpu) {
     list.clear();
     if (rq.wake_list.empty()) rq.wake_list.swap(list);  // keep the capacity: no allocation next time
     update_idle_state(cpu);
+    if (nohz_ilb_ == cpu) nohz_idle_balance(cpu);
 }
 
 // ttwu_queue_cond(): the cases in which the target CPU enqueues the wakee itself after an IPI.
@@ -309,7 +313,7 @@ void Scheduler::sched_tick(int cpu) {
     if (rq.curr) pelt_update_task(*rq.curr, true, true);
     hw_.util_changed(cpu);
     if (now() >= rq.next_balance) sched_balance_domains(cpu, false);
-    if (rq.nr_running - rq.nr_delayed >= 2) nohz_balancer_kick(cpu);
+    nohz_balancer_kick(cpu);
 }
 
 // __schedule(): put prev back (preempted) or leave it off the queue (blocked), pick the next
@@ -324,6 +328,7 @@ void Scheduler::schedule(int cpu) {
         pelt_update_task(*prev, true, true);
         prev->state = TaskState::runnable;  // preempted: stays queued
     }
+    if (rq.active_balance_push >= 0) active_load_balance_cpu_stop(cpu);  // the stopper runs first
     Task* next = nullptr;
     for (;;) {
         next = pick_eevdf(rq, true);
@@ -344,6 +349,7 @@ void Scheduler::schedule(int cpu) {
     pelt_update_cpu(cpu);
     pelt_update_task(*next, false, true);
     next->state = TaskState::running;
+    next->cfs_seq = ++cfs_seq_;  // pick_next_task_fair(): list_move to the head of cfs_tasks
     if (next == prev) {
         next->exec_start = now();
         arch_->return_to_curr(cpu);

@@ -51,7 +51,9 @@ Task* Scheduler::pick_eevdf(Rq& rq, bool protect) {
     // PICK_BUDDY: the next buddy, when eligible, goes first (latency, not fairness).
     if (rq.next_buddy && cfg_.features.on(Feat::PICK_BUDDY) && eligible(rq.next_buddy)) return rq.next_buddy;
     Task* curr = rq.curr;
-    if (curr && !(curr->on_rq && curr->state != TaskState::sleeping && eligible(curr))) curr = nullptr;
+    // (A curr the active-balance stopper moved away is queued on another CPU now.)
+    if (curr && !(curr->on_rq && &rq_of(curr->cpu) == &rq && curr->state != TaskState::sleeping && eligible(curr)))
+        curr = nullptr;
     if (curr && protect && curr->vruntime < curr->vprot) return curr;
     Task* best = nullptr;
     for (Task* e : rq.queue)
@@ -111,6 +113,7 @@ void Scheduler::enqueue(int cpu, Task& t, bool initial) {
     pelt_update_cpu(cpu);
     place_entity(rq, t, initial);
     rq.queue.push_back(&t);
+    t.cfs_seq = ++cfs_seq_;  // account_entity_enqueue(): list_add at the head of cfs_tasks
     t.on_rq = true;
     ++rq.nr_running;
     if (t.policy == SchedPolicy::idle) ++rq.nr_sched_idle;

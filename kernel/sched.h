@@ -170,7 +170,33 @@ private:
         int64_t balance_interval_ms = 1;
         int nr_balance_failed = 0;
         int64_t max_newidle_lb_cost = 0;
-        int newidle_ratio = 512;
+        Time last_decay_max_lb_cost = 0;
+        // sd_init()'s NI_RANDOM statistics: half the calls succeeded.
+        int newidle_call = 512, newidle_success = 256, newidle_ratio = 512;
+        // update_newidle_stats(): the success ratio (of 1024) over about the last 1024 calls.
+        void update_newidle_stats(int success) {
+            ++newidle_call;
+            newidle_success += success;
+            if (newidle_call >= 1024) {
+                newidle_ratio = newidle_success;
+                newidle_call /= 2;
+                newidle_success /= 2;
+            }
+        }
+    };
+    // enum cpu_idle_type.
+    enum class CpuIdle : uint8_t { not_idle, idle, newly_idle };
+    // enum migration_type.
+    enum class MigrationType : uint8_t { load, util, task, misfit };
+    // struct lb_env: the part of a balance pass detach_tasks() reads and updates.
+    struct LbEnv {
+        int level = 0, dst = 0, src = -1;
+        CpuIdle idle = CpuIdle::not_idle;
+        MigrationType type = MigrationType::load;
+        double imbalance = 0;
+        int loop = 0, loop_max = 0, loop_break = 0;
+        bool all_pinned = false, need_break = false, active_lb = false;
+        CpuSet cpus;  // env->cpus: the span minus runqueues found all pinned
     };
     // struct rq with its cfs_rq.
     struct Rq {
@@ -191,6 +217,7 @@ private:
         Pelt pelt;  // util_avg/load_avg of the CPU (blocked contributions included)
         Time next_balance = 0;
         std::vector<DomainState> dom;
+        int active_balance_push = -1;  // rq->active_balance with push_cpu: the stopper is queued
     };
     // struct sched_domain_shared of an LLC.
     struct LlcShared {
@@ -256,13 +283,28 @@ private:
     void pelt_migrate(Task& p, int from_cpu, int to_cpu);
 
     // fair.c: load balancing (sched_balance_*)
-    bool can_migrate_task(const Task& t, int dst, int level) const;
+    bool task_hot(const Task& t, const LbEnv& env) const;
+    bool can_migrate_task(const Task& t, LbEnv& env) const;
     void move_task(Task& t, int src, int dst, MigrationCause cause);
+    int detach_tasks(LbEnv& env);
+    double cpu_runnable(int cpu) const;
     void update_idle_cpu_scan(int cpu, int level);
-    bool sched_balance_rq(int cpu, int level, bool newidle);
+    bool should_we_balance(int cpu, int level, CpuIdle idle) const;
+    int sched_balance_find_src_group(LbEnv& env);
+    int sched_balance_find_src_rq(const LbEnv& env, int group) const;
+    bool need_active_balance(const LbEnv& env) const;
+    // sched_balance_rq(): the number of tasks moved; clears continue_balancing when another
+    // CPU of the local group balances this level (should_we_balance()).
+    int sched_balance_rq(int cpu, int level, CpuIdle idle, bool& continue_balancing);
+    bool update_newidle_cost(DomainState& ds, int64_t cost, int success);
     void sched_balance_domains(int cpu, bool idle);
     void nohz_balancer_kick(int busy_cpu);
+    // _nohz_idle_balance() on the kicked CPU, when its IPI arrives.
+    void nohz_idle_balance(int ilb);
     bool sched_balance_newidle(int cpu);
+    // active_load_balance_cpu_stop(): the stopper queued on `cpu` by an active balance moves one
+    // task (the preempted one included) to push_cpu. __schedule() runs it before its pick.
+    void active_load_balance_cpu_stop(int cpu);
 
     Engine& engine_;
     const Topology& topo_;
@@ -289,6 +331,10 @@ private:
     Time tick_ns_ = 4 * kNsPerMs;
     uint64_t select_calls_ = 0;
     int nr_overloaded_ = 0;  // runqueues with >= 2 runnable tasks: rd->overloaded when > 0
+    uint64_t cfs_seq_ = 0;           // the clock of Task::cfs_seq (cfs_tasks order)
+    Time nohz_next_balance_ = 0;     // nohz.next_balance
+    int nohz_ilb_ = -1;              // the CPU a NOHZ balance kick is on its way to (-1: none)
+    std::vector<Task*> lb_tasks_;    // detach_tasks()' walk of cfs_tasks (reused, no allocation)
 };
 
 }  // namespace wakesim

@@ -72,6 +72,9 @@ struct Task {
     bool on_rq = false;
     bool sched_delayed = false;
     Time exec_start = 0;  // last time it started running (task_hot)
+    // Position in the runqueue's cfs_tasks list: enqueue and pick move a task to the head
+    // (largest value); detach_tasks() walks from the tail (smallest).
+    uint64_t cfs_seq = 0;
 
     Pelt pelt;
 

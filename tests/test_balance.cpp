@@ -1,0 +1,108 @@
+// The load balancer (kernel/fair_balance.cpp) against v6.19's sched_balance_rq and friends, on
+// hand-built topologies: small "program" scenarios where pinned blockers make CPU-bound tasks
+// fork onto a few CPUs, then the balancer has to spread them the way the kernel does.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "sim_test_util.h"
+
+using namespace wakesim;
+using namespace wakesim::testutil;
+
+namespace {
+
+// `n` CPU-bound tasks named `name`, each computing `ms` milliseconds in 1 ms steps.
+std::string hogs(const std::string& name, int n, int ms, const std::string& cpus = "") {
+    return R"({"name": ")" + name + R"(", "count": )" + std::to_string(n) +
+           (cpus.empty() ? "" : R"(, "cpus": ")" + cpus + "\"") + R"(, "program": [{"loop": )" + std::to_string(ms) +
+           R"(, "do": [{"run": "1ms"}]}]})";
+}
+
+// A task pinned to `cpu` that computes 2 ms and exits: it keeps the CPU busy while the others fork.
+std::string blocker(int cpu) {
+    return R"({"name": "blk)" + std::to_string(cpu) + R"(", "cpus": ")" + std::to_string(cpu) +
+           R"(", "program": [{"run": "2ms"}]})";
+}
+
+json scenario(const std::string& topology, const std::string& tasks) {
+    return doc(R"({"machine": {"topology": )" + topology + R"(, "profile": {"base": "kvm-2vcpu"}},
+      "workload": {"kind": "program", "tasks": [)" + tasks + R"(]}, "policies": ["plain"]})");
+}
+
+}  // namespace
+
+TEST_CASE("Every migration is counted under one cause", "[balance]") {
+    const Outcome r = simulate(scenario(R"({"name": "flat4", "cores_per_cluster": 4})",
+                                        blocker(1) + "," + blocker(2) + "," + blocker(3) + "," + hogs("hog", 4, 40)));
+    REQUIRE(r.completed);
+    CHECK(r.n(Metric::migrations) > 0);
+    CHECK(r.n(Metric::migrations) == r.n(Metric::migrations_wakeup) + r.n(Metric::migrations_balance) +
+                                         r.n(Metric::migrations_newidle) + r.n(Metric::migrations_active));
+    // Four CPU-bound tasks on four CPUs: the balancer leaves none of them sharing a CPU for long.
+    for (int c = 0; c < 4; ++c) CHECK(r.util(c) > 0.5);
+}
+
+TEST_CASE("Two hogs sharing an LLC next to an idle LLC: passes fail without moving a running task", "[balance]") {
+    // The idle LLC's CPUs are kicked by the NOHZ balancer (the busy LLC has two busy CPUs,
+    // nr_busy_cpus > 1). At the package level the local group has spare capacity and
+    // sibling_imbalance() asks for one task (migrate_task), but each busy CPU runs its only task:
+    // detach_tasks() never takes a running task, so periodic balancing moves nothing (the kernel's
+    // imbalanced_active_balance() would push one after cache_nice_tries + 2 failures; wakesim
+    // leaves that rule off, docs/model.md).
+    const Outcome r = simulate(scenario(R"({"name": "llc2x2", "llcs_per_node": 2, "cores_per_cluster": 2})",
+                                        blocker(2) + "," + blocker(3) + "," + hogs("hog", 2, 100)));
+    REQUIRE(r.completed);
+    CHECK(r.n(Metric::migrations) == 0);
+    CHECK(r.n(Metric::balance_runs) > 5);
+}
+
+TEST_CASE("A misfit task on a small CPU is pushed to the idle big CPU by the stopper", "[balance][misfit]") {
+    // Asymmetric capacity (512, 1024): the hog forks onto the small CPU while the big one is busy.
+    // When the big CPU idles, the small CPU's tick (a misfit task: nohz kick) has it balance: the
+    // group is misfit_task, migrate_misfit, and since the misfit task runs, need_active_balance()
+    // sends the stopper.
+    const Outcome r = simulate(scenario(R"({"name": "bl2", "cores_per_cluster": 2, "capacities": [512, 1024]})",
+                                        blocker(1) + "," + hogs("hog", 1, 100)));
+    REQUIRE(r.completed);
+    CHECK(r.n(Metric::migrations_active) == 1);
+    // util_avg has to pass 80% of the small CPU's capacity first (tens of ms of PELT ramp).
+    CHECK(r.util(1) > 0.4);
+}
+
+TEST_CASE("Balanced passes double the interval up to max_interval", "[balance][interval]") {
+    // One pinned hog per CPU: every periodic pass finds the groups fully busy and this CPU busy
+    // (the "not overloaded" exit), so sched_balance_rq goes to out_balanced, which doubles
+    // balance_interval from min_interval (4 ms, the span) to max_interval (8 ms); busy, the period
+    // is 8 ms x busy_factor 16 less a tick = 124 ms. Over 0.5 s each CPU balances about 5 times;
+    // resetting to min_interval on balanced passes would give about 8 each.
+    const Outcome r =
+        simulate(scenario(R"({"name": "flat4", "cores_per_cluster": 4})",
+                          hogs("h0", 1, 500, "0") + "," + hogs("h1", 1, 500, "1") + "," + hogs("h2", 1, 500, "2") +
+                              "," + hogs("h3", 1, 500, "3")));
+    REQUIRE(r.completed);
+    CHECK(r.n(Metric::migrations) == 0);
+    CHECK(r.n(Metric::balance_runs) >= 4 * 4);
+    CHECK(r.n(Metric::balance_runs) <= 4 * 6);
+}
+
+TEST_CASE("A CPU going idle next to an overloaded one pulls from it, one task per newidle pass", "[balance][newidle]") {
+    // Two CPUs: the blocker holds CPU 1 while four hogs fork, so three of them share CPU 0. When
+    // CPU 1's own hog finishes it goes newly idle with rd->overloaded set and pulls; under
+    // CONFIG_PREEMPTION detach_tasks() stops a newidle pass after one task.
+    const Outcome r = simulate(scenario(R"({"name": "flat2", "cores_per_cluster": 2})", blocker(1) + "," + hogs("hog", 4, 30)));
+    REQUIRE(r.completed);
+    CHECK(r.n(Metric::migrations_newidle) >= 1);
+    CHECK(r.n(Metric::migrations_newidle) <= r.n(Metric::newidle_runs));
+}
+
+TEST_CASE("Hackbench on two CPUs: a newidle pass never moves more than one task", "[balance][newidle]") {
+    // perf bench sched messaging -t -p -g 1 -l 1000 on the 2-vCPU guest: many short idle periods,
+    // each newidle pass detaches at most one task (the pre-v6.19 model pulled several).
+    const Outcome r = simulate(doc(R"({"machine": "kvm-2vcpu",
+      "workload": {"kind": "messaging", "groups": 1, "fds": 20, "loops": 1000}, "policies": ["plain"]})"));
+    REQUIRE(r.completed);
+    REQUIRE(r.n(Metric::newidle_runs) > 20);
+    CHECK(r.n(Metric::migrations_newidle) <= r.n(Metric::newidle_runs));
+    CHECK(r.n(Metric::migrations_active) == 0);
+}
