@@ -22,6 +22,7 @@
 #include "hw/hardware.h"
 #include "hw/machine_profile.h"
 #include "kernel/arch.h"
+#include "kernel/energy.h"
 #include "kernel/features.h"
 #include "kernel/observer.h"
 #include "kernel/task.h"
@@ -157,6 +158,16 @@ public:
     int select_idle_sibling(Task& p, const Task* waker, int this_cpu, int prev, int target);
     int select_task_rq_fair(Task& p, int prev, uint32_t wake_flags, const Task* waker, int this_cpu);
 
+    // ----- fair.c: energy-aware scheduling (kernel/energy.cpp) -----
+    // sched_energy_enabled(): an energy model for every CPU, asymmetric capacities, no SMT, schedutil.
+    bool sched_energy_enabled() const { return eas_; }
+    const std::vector<EmPerfDomain>& perf_domains() const { return pds_; }
+    bool cpu_overutilized(int cpu) const;
+    // The root domain's overutilized state: the first overutilized CPU, -1: none.
+    int rd_overutilized_cpu() const;
+    // find_energy_efficient_cpu(): a CPU, or -1 (no asymmetric domain spans prev); `ev` gets why.
+    int find_energy_efficient_cpu(const Task& p, int prev, int this_cpu, FeecEv* ev = nullptr);
+
     // Invariant checks for tests: throws std::logic_error describing the first violation.
     void check_invariants() const;
     // Busy (non-idle) time per CPU so far, including the current busy stretch (from the machine).
@@ -248,6 +259,12 @@ private:
     // fair.c: wake path
     void update_idle_core(int cpu);
 
+    // topology.c build_perf_domains() and fair.c's EAS helpers (kernel/energy.cpp)
+    void build_perf_domains();
+    double eas_cpu_util(int cpu, const Task& p, int dst_cpu, double p_util_avg, double p_util) const;
+    double compute_energy(const EmPerfDomain& pd, const Task& p, int dst_cpu, double p_util_avg, double p_util,
+                          double pd_busy) const;
+
     // pelt.c (the first two inline, in kernel/pelt.h)
     static double decay(Time dt);
     void pelt_update_task(Task& t, bool running, bool runnable);
@@ -287,6 +304,8 @@ private:
     Time tick_ns_ = 4 * kNsPerMs;
     uint64_t select_calls_ = 0;
     int nr_overloaded_ = 0;  // runqueues with >= 2 runnable tasks: rd->overloaded when > 0
+    std::vector<EmPerfDomain> pds_;  // rd->pd
+    bool eas_ = false;               // sched_energy_enabled()
 };
 
 }  // namespace wakesim
