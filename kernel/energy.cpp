@@ -14,6 +14,7 @@ namespace wakesim {
 void Scheduler::build_perf_domains() {
     pds_.clear();
     eas_ = false;
+    eas_util_.assign(static_cast<size_t>(topo_.nr_cpus()), 0.0);
     if (prof_.energy_model.empty() || !energy_model_mismatch(prof_, topo_).empty()) return;
     for (const auto& spec : prof_.energy_model) {
         EmPerfDomain pd;
@@ -49,6 +50,20 @@ bool Scheduler::cpu_overutilized(int cpu) const {
     return !(cpu_util(cpu) * 1280.0 < capacity_of(cpu) * 1024.0);
 }
 
+// The CPUs' utilisation (uncapped) once per EAS wakeup: overutilized and feec read it many times.
+// Returns the first overutilized CPU, -1: none.
+int Scheduler::eas_snapshot() {
+    int over = -1;
+    for (int c = 0; c < topo_.nr_cpus(); ++c) {
+        const Rq& rq = rq_of(c);
+        const double d = decay(engine_.now() - rq.pelt.last_update);
+        const double u = rq.pelt.util_avg * d + (rq.curr ? 1024.0 * hw_.invariant_speed(c) * (1.0 - d) : 0.0);
+        eas_util_[static_cast<size_t>(c)] = u;
+        if (over < 0 && !(std::min<double>(u, capacity_of(c)) * 1280.0 < capacity_of(c) * 1024.0)) over = c;
+    }
+    return over;
+}
+
 // rd->overutilized, evaluated over every CPU when a wakeup reads it. The kernel sets the flag on
 // enqueue and tick (check_update_overutilized_status()) and clears it in the root-level load
 // balance (update_sd_lb_stats()); wakesim reads the CPUs' state directly: no lag either way.
@@ -59,11 +74,9 @@ int Scheduler::rd_overutilized_cpu() const {
 }
 
 // cpu_util(cpu, p, dst_cpu, boost): the CPU's utilisation with p taken off its previous CPU and
-// put on dst_cpu (-1: nowhere), capped at the CPU's capacity.
+// put on dst_cpu (-1: nowhere), capped at the CPU's capacity; from eas_snapshot().
 double Scheduler::eas_cpu_util(int cpu, const Task& p, int dst_cpu, double p_util_avg, double p_util) const {
-    const Rq& rq = rq_of(cpu);
-    const double d = decay(engine_.now() - rq.pelt.last_update);
-    double u = rq.pelt.util_avg * d + (rq.curr ? 1024.0 * hw_.invariant_speed(cpu) * (1.0 - d) : 0.0);
+    double u = eas_util_[static_cast<size_t>(cpu)];
     if (p.cpu == cpu && dst_cpu != cpu) u = std::max(0.0, u - p_util_avg);
     if (dst_cpu == cpu) u = (p.cpu == cpu ? std::max(0.0, u - p_util_avg) : u) + p_util;
     return std::min<double>(u, capacity_of(cpu));
@@ -85,7 +98,7 @@ double Scheduler::compute_energy(const EmPerfDomain& pd, const Task& p, int dst_
     return em_cpu_energy(pd, max_util, busy, pd.capacity);
 }
 
-// find_energy_efficient_cpu(), v6.19: per performance domain the fitting CPU with the most spare
+// find_energy_efficient_cpu(), v6.19 (after eas_snapshot()): per performance domain the fitting CPU with the most spare
 // capacity, and prev; the energy each adds to its domain; the lowest wins, prev unless a candidate
 // adds less (no margin since "sched/fair: Remove the energy margin in feec()", v5.19). Returns -1
 // when no asymmetric-capacity domain of this_cpu spans prev.

@@ -411,7 +411,7 @@ int Scheduler::select_task_rq_fair(Task& p, int prev, uint32_t wake_flags, const
         if (eas_) {
             FeecEv ev;
             ev.prev = prev;
-            ev.overutilized_cpu = rd_overutilized_cpu();
+            ev.overutilized_cpu = eas_snapshot();
             int c = -1;
             if (ev.overutilized_cpu < 0) c = find_energy_efficient_cpu(p, prev, this_cpu, steps_ ? &ev : nullptr);
             if (steps_) obs_->feec(ev);

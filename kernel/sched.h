@@ -165,7 +165,10 @@ public:
     bool cpu_overutilized(int cpu) const;
     // The root domain's overutilized state: the first overutilized CPU, -1: none.
     int rd_overutilized_cpu() const;
-    // find_energy_efficient_cpu(): a CPU, or -1 (no asymmetric domain spans prev); `ev` gets why.
+    // Reads every CPU's utilisation for the EAS decision that follows; the first overutilized CPU, -1: none.
+    int eas_snapshot();
+    // find_energy_efficient_cpu() on eas_snapshot()'s utilisation: a CPU, or -1 (no asymmetric
+    // domain spans prev); `ev` gets why.
     int find_energy_efficient_cpu(const Task& p, int prev, int this_cpu, FeecEv* ev = nullptr);
 
     // Invariant checks for tests: throws std::logic_error describing the first violation.
@@ -306,6 +309,7 @@ private:
     int nr_overloaded_ = 0;  // runqueues with >= 2 runnable tasks: rd->overloaded when > 0
     std::vector<EmPerfDomain> pds_;  // rd->pd
     bool eas_ = false;               // sched_energy_enabled()
+    std::vector<double> eas_util_;   // eas_snapshot(): each CPU's util_avg now
 };
 
 }  // namespace wakesim
