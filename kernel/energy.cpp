@@ -98,16 +98,17 @@ double Scheduler::compute_energy(const EmPerfDomain& pd, const Task& p, int dst_
     return em_cpu_energy(pd, max_util, busy, pd.capacity);
 }
 
-// find_energy_efficient_cpu(), v6.19 (after eas_snapshot()): per performance domain the fitting CPU with the most spare
-// capacity, and prev; the energy each adds to its domain; the lowest wins, prev unless a candidate
-// adds less (no margin since "sched/fair: Remove the energy margin in feec()", v5.19). Returns -1
-// when no asymmetric-capacity domain of this_cpu spans prev.
+// find_energy_efficient_cpu(), v6.19, on eas_snapshot()'s utilisation: per performance domain the
+// fitting CPU with the most spare capacity, and prev; the energy each adds to its domain; the
+// lowest wins, prev unless a candidate adds strictly less (no margin since "sched/fair: Remove the
+// energy margin in feec()", 2022). Returns -1 when no asymmetric-capacity domain of this_cpu
+// spans prev.
 int Scheduler::find_energy_efficient_cpu(const Task& p, int prev, int this_cpu, FeecEv* ev) {
     const CpuDomains& cd = sd_.of(this_cpu);
     int level = cd.sd_asym_cpucapacity;
-    if (level < 0) return -1;
-    while (level < static_cast<int>(cd.levels.size()) && !cd.levels[static_cast<size_t>(level)].span.test(prev)) ++level;
-    if (level >= static_cast<int>(cd.levels.size())) {
+    if (level >= 0)
+        while (level < static_cast<int>(cd.levels.size()) && !cd.levels[static_cast<size_t>(level)].span.test(prev)) ++level;
+    if (level < 0 || level >= static_cast<int>(cd.levels.size())) {
         if (ev) ev->result = FeecResult::no_asym_domain;
         return -1;
     }
