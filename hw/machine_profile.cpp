@@ -1,8 +1,10 @@
 #include "hw/machine_profile.h"
 
+#include <set>
 #include <stdexcept>
 
 #include "input/json_input.h"
+#include "topology/cpuset.h"
 
 namespace wakesim {
 
@@ -161,6 +163,35 @@ std::vector<MachineProfile::Line> MachineProfile::describe() const {
                    "idle_states", states_typed.dump()});
     out.push_back({"idle_governor", idle_governor, "", "cpuidle governor", source_of("idle_governor"), "idle_governor",
                    nlohmann::json(idle_governor).dump()});
+    if (!energy_model.empty()) {  // optional: listed only where a machine has one
+        std::string text;
+        nlohmann::json typed = nlohmann::json::array();
+        for (const auto& pd : energy_model) {
+            if (!text.empty()) text += ' ';
+            text += pd.cpus;
+            text += ':';
+            nlohmann::json d = {{"cpus", pd.cpus}};
+            if (pd.dynamic_power_coefficient) d["dynamic_power_coefficient"] = pd.dynamic_power_coefficient;
+            nlohmann::json pd_opps = nlohmann::json::array();
+            for (size_t i = 0; i < pd.opps.size(); ++i) {
+                const auto& o = pd.opps[i];
+                if (i) text += ',';
+                text += std::to_string(o.khz);
+                text += '/';
+                text += std::to_string(o.power_uw);
+                nlohmann::json jo = {{"freq", exact_frequency(o.khz)}};
+                if (pd.dynamic_power_coefficient)
+                    jo["voltage_mv"] = o.voltage_mv;
+                else
+                    jo["power_uw"] = o.power_uw;
+                pd_opps.push_back(std::move(jo));
+            }
+            d["opps"] = std::move(pd_opps);
+            typed.push_back(std::move(d));
+        }
+        out.push_back({"energy_model", text, "kHz/uW", "performance domains: cpus:OPP frequency/power, ...",
+                       source_of("energy_model"), "energy_model", typed.dump()});
+    }
     return out;
 }
 
@@ -266,6 +297,66 @@ std::string read_param(MachineProfile& p, const std::string& key, const JsonNode
     return key;
 }
 
+// The energy model as the kernel builds it from a device tree (drivers/opp/of.c
+// dev_pm_opp_of_register_em(), _get_dt_power): per performance domain its CPUs and OPPs, each with
+// its power in uW, or a dynamic-power-coefficient and each OPP's voltage, the power then being
+// coefficient x mV^2 x MHz / 10^6 (integer MHz, as _get_dt_power computes it).
+std::vector<MachineProfile::PerfDomain> read_energy_model(const JsonNode& v) {
+    v.require_array();
+    if (v.size() == 0) v.fail("expected at least one performance domain (leave \"energy_model\" out for none)");
+    std::vector<MachineProfile::PerfDomain> out;
+    std::set<int> seen;
+    InputErrorCollector errors;  // every bad domain and OPP, each on its own line
+    for (size_t i = 0; i < v.size(); ++i) {
+        const JsonNode d = v[i];
+        MachineProfile::PerfDomain pd;
+        const bool ok = errors.attempt([&] {
+            d.require_object();
+            d.check_keys({"cpus", "dynamic_power_coefficient", "opps"});
+            const JsonNode c = d.at("cpus");
+            pd.cpus = c.as_string();
+            try {
+                pd.cpu_ids = parse_cpu_list(pd.cpus);
+            } catch (const std::exception&) {
+                c.fail("expected a Linux CPU list such as \"0-3\"");
+            }
+            if (pd.cpu_ids.empty()) c.fail("expected at least one CPU");
+            for (int id : pd.cpu_ids)
+                if (!seen.insert(id).second) c.fail("expected each CPU in one performance domain; CPU " + std::to_string(id) + " is in two");
+            if (auto k = d.get("dynamic_power_coefficient")) pd.dynamic_power_coefficient = k->as_int(1, 100000);
+            const JsonNode o = d.at("opps");
+            o.require_array();
+            if (o.size() == 0) o.fail("expected at least one OPP");
+            const bool by_voltage = pd.dynamic_power_coefficient > 0;
+            for (size_t j = 0; j < o.size(); ++j) {
+                const JsonNode op = o[j];
+                op.require_object();
+                op.check_keys({"freq", "power_uw", "voltage_mv"});
+                MachineProfile::EmOpp e;
+                e.khz = op.at("freq").as_frequency_khz(1000, 100000000);
+                if (!pd.opps.empty() && e.khz <= pd.opps.back().khz)
+                    op.at("freq").fail("expected OPPs in ascending frequency");
+                if (by_voltage) {
+                    if (op.has("power_uw"))
+                        op.at("power_uw").fail("expected \"voltage_mv\" only: the power comes from dynamic_power_coefficient");
+                    e.voltage_mv = op.at("voltage_mv").as_int(100, 5000);
+                    const int64_t mhz = e.khz / 1000;
+                    e.power_uw = pd.dynamic_power_coefficient * e.voltage_mv * e.voltage_mv * mhz / 1000000;
+                    if (e.power_uw <= 0) op.at("voltage_mv").fail("expected a voltage giving a power above 0 uW");
+                } else {
+                    if (op.has("voltage_mv"))
+                        op.at("voltage_mv").fail("expected \"power_uw\", or \"dynamic_power_coefficient\" on the domain");
+                    e.power_uw = op.at("power_uw").as_int(1, 100000000);  // em_create_perf_table: 0 < power <= EM_MAX_POWER
+                }
+                pd.opps.push_back(e);
+            }
+        });
+        if (ok) out.push_back(std::move(pd));
+    }
+    errors.finish();
+    return out;
+}
+
 std::string source_text(const JsonNode& n) {
     std::string s = n.as_string();
     if (s.empty()) n.fail("expected a source: where the value comes from (a datasheet, a measurement, an estimate)");
@@ -279,9 +370,15 @@ void MachineProfile::apply_overrides(const JsonNode& node) {
     std::vector<std::string> names{"base"};
     names.insert(names.end(), param_keys().begin(), param_keys().end());
     InputErrorCollector errors;  // every unknown key and bad value, each on its own line
+    names.push_back("energy_model");
     errors.attempt([&] { node.check_keys(names); });
     for (const auto& key : param_keys())
         if (auto v = node.get(key)) errors.attempt([&] { sources[read_param(*this, key, *v)] = "scenario override"; });
+    if (auto v = node.get("energy_model"))
+        errors.attempt([&] {
+            energy_model = read_energy_model(*v);
+            sources["energy_model"] = "scenario override";
+        });
     errors.finish();
 }
 
@@ -291,6 +388,7 @@ MachineProfile profile_from_json(const JsonNode& node, std::string name) {
     node.require_object();
     std::vector<std::string> names{"source"};
     names.insert(names.end(), param_keys().begin(), param_keys().end());
+    names.push_back("energy_model");  // optional
     InputErrorCollector errors;  // every parameter's mistakes, each on its own line
     const bool keys_ok = errors.attempt([&] { node.check_keys(names); });
     // A misspelt key is one mistake: the required key it stands for is not reported missing too.
@@ -314,8 +412,43 @@ MachineProfile profile_from_json(const JsonNode& node, std::string name) {
             entry.finish();
         });
     }
+    if (auto em = node.get("energy_model"))
+        errors.attempt([&] {
+            const JsonNode e = *em;
+            e.require_object();
+            e.check_keys({"value", "source", "note"});
+            InputErrorCollector entry;
+            entry.attempt([&] { p.energy_model = read_energy_model(e.at("value")); });
+            entry.attempt([&] {
+                if (auto s = e.get("source")) p.sources["energy_model"] = source_text(*s);
+            });
+            entry.attempt([&] {
+                if (auto n = e.get("note")) (void)n->as_string();
+            });
+            entry.finish();
+        });
     errors.finish();
     return p;
+}
+
+std::string energy_model_mismatch(const MachineProfile& profile, const Topology& topo) {
+    if (profile.energy_model.empty()) return {};
+    std::vector<int> covered(static_cast<size_t>(topo.nr_cpus()), 0);
+    for (const auto& pd : profile.energy_model) {
+        for (int c : pd.cpu_ids)
+            if (c < 0 || c >= topo.nr_cpus())
+                return "performance domain \"" + pd.cpus + "\" names CPU " + std::to_string(c) + ", which the topology lacks";
+        for (int c : pd.cpu_ids) {
+            covered[static_cast<size_t>(c)] = 1;
+            // em_cpu_energy() takes the domain's first CPU's capacity for all of them.
+            if (topo.cpu(c).capacity != topo.cpu(pd.cpu_ids.front()).capacity)
+                return "performance domain \"" + pd.cpus + "\" spans CPUs of different capacities";
+        }
+    }
+    for (int c = 0; c < topo.nr_cpus(); ++c)
+        if (!covered[static_cast<size_t>(c)])
+            return "CPU " + std::to_string(c) + " is in no performance domain (build_perf_domains() needs one for every CPU)";
+    return {};
 }
 
 MachineFile machine_file_from_json(const JsonNode& doc) {
@@ -328,6 +461,8 @@ MachineFile machine_file_from_json(const JsonNode& doc) {
     if (topo_ok || doc.has("profile"))  // a misspelt "profile" is reported once, as unknown
         errors.attempt([&] { profile = profile_from_json(doc.at("profile"), machine_name_of(doc.file())); });
     errors.finish();
+    if (const std::string why = energy_model_mismatch(profile, topo); !why.empty())
+        doc.at("profile").at("energy_model").at("value").fail("expected performance domains over the topology's CPUs: " + why);
     return {std::move(topo), std::move(profile)};
 }
 

@@ -55,6 +55,21 @@ struct MachineProfile {
     std::vector<IdleState> idle_states;
     std::string idle_governor = "menu";  // menu (average of recent idle lengths) or teo (recent intercepts)
 
+    // Energy model (kernel/power/energy_model.c), optional: one performance domain per cpufreq
+    // policy, its OPPs with their power. Empty: no energy model, so no EAS.
+    struct EmOpp {
+        int64_t khz = 0;
+        int64_t power_uw = 0;    // as given, or dynamic-power-coefficient x mV^2 x MHz / 10^6
+        int64_t voltage_mv = 0;  // 0: the power was given
+    };
+    struct PerfDomain {
+        std::string cpus;           // Linux cpulist, as written
+        std::vector<int> cpu_ids;   // parsed
+        int64_t dynamic_power_coefficient = 0;  // uW/MHz/V^2; 0: powers given per OPP
+        std::vector<EmOpp> opps;    // ascending frequency
+    };
+    std::vector<PerfDomain> energy_model;
+
     // Cache refill after a task runs elsewhere, per KiB of its working set, by distance travelled.
     int64_t refill_smt_ns_per_kib = 2;        // the sibling shares L1/L2
     int64_t refill_cluster_ns_per_kib = 30;   // shared L2 / cluster cache
@@ -102,6 +117,9 @@ struct MachineFile {
     MachineProfile profile;
 };
 MachineFile machine_file_from_json(const JsonNode& doc);  // doc.file() names the machine
+// Why `profile`'s energy model cannot run on `topo` (a CPU outside it or in no domain, one domain
+// over CPUs of different capacities); empty: it fits (or there is none).
+std::string energy_model_mismatch(const MachineProfile& profile, const Topology& topo);
 MachineFile load_machine_file(const std::string& path);
 // The profile of the machine `name` in the machines directory; throws std::out_of_range if unknown.
 MachineProfile make_machine_profile(const std::string& name);

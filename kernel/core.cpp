@@ -65,6 +65,7 @@ Scheduler::Scheduler(Engine& engine, const Topology& topo, const SchedDomains& s
         sh.has_idle_cores = sd_.smt_active();
         sh.nr_idle_scan = cfg_.start_sis_scan_full ? dom.sd_llc_size : 0;
     }
+    build_perf_domains();
 }
 
 void Scheduler::set_observer(SchedObserver* o) {

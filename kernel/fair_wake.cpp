@@ -407,6 +407,19 @@ int Scheduler::select_task_rq_fair(Task& p, int prev, uint32_t wake_flags, const
             select_outcome(SelectOutcome::current_cpu, this_cpu);
             return this_cpu;
         }
+        // EAS decides before wake_affine while the root domain is not overutilized; WF_SYNC plays no part.
+        if (eas_) {
+            FeecEv ev;
+            ev.prev = prev;
+            ev.overutilized_cpu = eas_snapshot();
+            int c = -1;
+            if (ev.overutilized_cpu < 0) c = find_energy_efficient_cpu(p, prev, this_cpu, steps_ ? &ev : nullptr);
+            if (steps_) obs_->feec(ev);
+            if (c >= 0) {
+                select_outcome(SelectOutcome::eas, c);
+                return c;
+            }
+        }
         const bool wide = wake_wide(p, waker, this_cpu);
         want_affine = !wide && p.allowed.test(this_cpu);
         sel_.wide = wide;

@@ -31,6 +31,7 @@ enum class SelectOutcome : uint8_t {
     sis_scan,         // step 8
     sis_fallback,     // step 6 (no LLC) or 9 (prev_aff, recent, or target)
     slow_path,        // sched_balance_find_dst_cpu
+    eas,              // find_energy_efficient_cpu (EAS on, root domain not overutilized)
     kCount
 };
 
@@ -149,6 +150,27 @@ struct SelectIdleCpuEv {
 
 enum class SisFallback : uint8_t { none, no_llc, prev_other_cluster, recent, target };
 
+// How the energy-aware branch of select_task_rq_fair went (sent only where EAS is enabled).
+enum class FeecResult : uint8_t {
+    overutilized,    // the root domain is overutilized: the symmetric path runs
+    no_asym_domain,  // no asymmetric-capacity domain of this_cpu spans prev: the symmetric path
+    no_util,         // the task has no utilisation estimate: prev
+    util_changed,    // an energy below the base (a CPU's utilisation moved): prev
+    prev_kept,       // no candidate beats prev
+    best,            // the candidate with the lowest energy
+};
+
+// find_energy_efficient_cpu(): its candidates' energy deltas (the em_cpu_energy() units).
+struct FeecEv {
+    FeecResult result = FeecResult::overutilized;
+    int overutilized_cpu = -1;  // for overutilized: the first CPU whose utilisation does not fit
+    int prev = -1;
+    double prev_delta = -1;     // -1: prev was no candidate (it does not fit the task)
+    int best_cpu = -1;          // the best other candidate, -1: none
+    double best_delta = -1;
+    int cpu = -1;               // feec's answer, -1: the symmetric path runs
+};
+
 // Where select_task_rq ended, at the point it was decided.
 struct SelectOutcomeEv {
     SelectOutcome outcome = SelectOutcome::pinned;
@@ -172,7 +194,7 @@ enum ObsInterest : uint32_t {
     kObsTtwuWaking = 1u << 0,
     kObsTtwuWoken = 1u << 1,
     kObsTtwuWakeup = 1u << 2,
-    kObsSelectSteps = 1u << 3,  // want_affine, wake_affine, select_idle_cpu, select_outcome
+    kObsSelectSteps = 1u << 3,  // feec, want_affine, wake_affine, select_idle_cpu, select_outcome
     kObsSelectResult = 1u << 4,
     kObsMigrate = 1u << 5,
     kObsSwitch = 1u << 6,
@@ -208,6 +230,7 @@ public:
     virtual void select_fair(const SelectFairEv&) {}
     virtual void pinned(const PinnedEv&) {}
     virtual void policy_rule(const PolicyRuleEv&) {}
+    virtual void feec(const FeecEv&) {}
     virtual void want_affine(const WantAffineEv&) {}
     virtual void domain(const DomainEv&) {}
     virtual void wake_affine(const WakeAffineEv&) {}

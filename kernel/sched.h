@@ -22,6 +22,7 @@
 #include "hw/hardware.h"
 #include "hw/machine_profile.h"
 #include "kernel/arch.h"
+#include "kernel/energy.h"
 #include "kernel/features.h"
 #include "kernel/observer.h"
 #include "kernel/task.h"
@@ -157,6 +158,19 @@ public:
     int select_idle_sibling(Task& p, const Task* waker, int this_cpu, int prev, int target);
     int select_task_rq_fair(Task& p, int prev, uint32_t wake_flags, const Task* waker, int this_cpu);
 
+    // ----- fair.c: energy-aware scheduling (kernel/energy.cpp) -----
+    // sched_energy_enabled(): an energy model for every CPU, asymmetric capacities, no SMT, schedutil.
+    bool sched_energy_enabled() const { return eas_; }
+    const std::vector<EmPerfDomain>& perf_domains() const { return pds_; }
+    bool cpu_overutilized(int cpu) const;
+    // The root domain's overutilized state: the first overutilized CPU, -1: none.
+    int rd_overutilized_cpu() const;
+    // Reads every CPU's utilisation for the EAS decision that follows; the first overutilized CPU, -1: none.
+    int eas_snapshot();
+    // find_energy_efficient_cpu() on eas_snapshot()'s utilisation: a CPU, or -1 (no asymmetric
+    // domain spans prev); `ev` gets why.
+    int find_energy_efficient_cpu(const Task& p, int prev, int this_cpu, FeecEv* ev = nullptr);
+
     // Invariant checks for tests: throws std::logic_error describing the first violation.
     void check_invariants() const;
     // Busy (non-idle) time per CPU so far, including the current busy stretch (from the machine).
@@ -276,6 +290,12 @@ private:
     // fair.c: wake path
     void update_idle_core(int cpu);
 
+    // topology.c build_perf_domains() and fair.c's EAS helpers (kernel/energy.cpp)
+    void build_perf_domains();
+    double eas_cpu_util(int cpu, const Task& p, int dst_cpu, double p_util_avg, double p_util) const;
+    double compute_energy(const EmPerfDomain& pd, const Task& p, int dst_cpu, double p_util_avg, double p_util,
+                          double pd_busy) const;
+
     // pelt.c (the task's update inline, in kernel/pelt.h)
     void pelt_update_task(Task& t, bool running, bool runnable);
     void pelt_update_cpu(int cpu);
@@ -335,6 +355,9 @@ private:
     Time nohz_next_balance_ = 0;     // nohz.next_balance
     int nohz_ilb_ = -1;              // the CPU a NOHZ balance kick is on its way to (-1: none)
     std::vector<Task*> lb_tasks_;    // detach_tasks()' walk of cfs_tasks (reused, no allocation)
+    std::vector<EmPerfDomain> pds_;  // rd->pd
+    bool eas_ = false;               // sched_energy_enabled()
+    std::vector<double> eas_util_;   // eas_snapshot(): each CPU's util_avg now
 };
 
 }  // namespace wakesim

@@ -154,6 +154,9 @@ constexpr MetricDef kRows[] = {
      "target"},
     {Metric::select_slow_path, "select.slow_path", "count", K::counter, T::integer, B::neither, G::select, kRunOnly,
      &select_count<SelectOutcome::slow_path>, "`sched_balance_find_dst_cpu()` (no affine domain, or fork/exec)"},
+    {Metric::select_eas, "select.eas", "count", K::counter, T::integer, B::neither, G::select, kRunOnly,
+     &select_count<SelectOutcome::eas>,
+     "`find_energy_efficient_cpu()` decided (EAS on and the root domain not overutilized)"},
 
     // ---- migrations
     {Metric::migrations, "migrations", "count", K::counter, T::integer, B::lower, G::migrations,

@@ -73,6 +73,7 @@ const char* to_string(SelectOutcome o) {
         case SelectOutcome::sis_scan: return "sis_scan";
         case SelectOutcome::sis_fallback: return "sis_fallback";
         case SelectOutcome::slow_path: return "slow_path";
+        case SelectOutcome::eas: return "eas";
         case SelectOutcome::kCount: break;
     }
     return "?";

@@ -46,6 +46,9 @@ public:
     void policy_rule(const PolicyRuleEv& e) override {
         for (auto* o : obs_) o->policy_rule(e);
     }
+    void feec(const FeecEv& e) override {
+        for (auto* o : obs_) o->feec(e);
+    }
     void want_affine(const WantAffineEv& e) override {
         for (auto* o : obs_) o->want_affine(e);
     }

@@ -20,6 +20,7 @@ std::string outcome_text(const SelectOutcomeEv& e) {
     switch (e.outcome) {
         case SelectOutcome::current_cpu: return "WF_CURRENT_CPU and this_cpu allowed -> " + cpu(e.cpu);
         case SelectOutcome::slow_path: return "slow path (sched_balance_find_dst_cpu) -> " + cpu(e.cpu);
+        case SelectOutcome::eas: return "";  // told by the feec line
         case SelectOutcome::sis_target: return "  target " + cpu(e.cpu) + " is idle -> target";
         case SelectOutcome::sis_prev: return "  prev " + cpu(e.cpu) + " is idle and shares the LLC -> prev";
         case SelectOutcome::sis_kthread: return "  waker is a per-CPU kthread alone on prev -> prev";
@@ -41,6 +42,27 @@ std::string outcome_text(const SelectOutcomeEv& e) {
         case SelectOutcome::policy_affine:
         case SelectOutcome::sis_scan:
         case SelectOutcome::kCount: return "";
+    }
+    return "";
+}
+
+std::string energy(double d) { return std::to_string(static_cast<int64_t>(d)); }
+
+std::string feec_text(const FeecEv& e) {
+    switch (e.result) {
+        case FeecResult::overutilized:
+            return "EAS: root domain overutilized (" + cpu(e.overutilized_cpu) +
+                   "'s utilisation does not fit its capacity) -> symmetric path";
+        case FeecResult::no_asym_domain: return "EAS: no asymmetric-capacity domain spans prev -> symmetric path";
+        case FeecResult::no_util: return "find_energy_efficient_cpu: no utilisation estimate -> prev " + cpu(e.cpu);
+        case FeecResult::util_changed: return "find_energy_efficient_cpu: energy below the base -> prev " + cpu(e.cpu);
+        case FeecResult::prev_kept:
+        case FeecResult::best: {
+            std::string s = "find_energy_efficient_cpu: prev " + cpu(e.prev) + " " +
+                            (e.prev_delta < 0 ? std::string("does not fit") : "+" + energy(e.prev_delta));
+            s += e.best_cpu >= 0 ? ", best " + cpu(e.best_cpu) + " +" + energy(e.best_delta) : ", no other candidate";
+            return s + (e.result == FeecResult::best ? " -> best " : " -> prev ") + cpu(e.cpu);
+        }
     }
     return "";
 }
@@ -99,6 +121,7 @@ std::string describe(const WakeEvent& ev) {
                 return "policy rule " + e.rule +
                        (e.hook == PolicyHook::early ? " (before WF_CURRENT_CPU) -> " : " (affine branch) -> ") + cpu(e.cpu);
             },
+            [](const FeecEv& e) { return feec_text(e); },
             [](const WantAffineEv& e) {
                 return "record_wakee: waker flips=" + std::to_string(e.waker_flips) + " wakee flips=" +
                        std::to_string(e.wakee_flips) + " llc_size=" + std::to_string(e.llc_size) +

@@ -10,7 +10,7 @@
 
 namespace wakesim {
 
-using WakeEvent = std::variant<SelectFairEv, PinnedEv, PolicyRuleEv, WantAffineEv, DomainEv, WakeAffineEv, SisBeginEv,
+using WakeEvent = std::variant<SelectFairEv, PinnedEv, PolicyRuleEv, FeecEv, WantAffineEv, DomainEv, WakeAffineEv, SisBeginEv,
                                SisTargetBusyEv, SisPrevEv, SelectIdleCpuEv, SelectOutcomeEv, SelectResultEv>;
 
 // One line of text per event that says something (an outcome already told by the step before it
@@ -35,6 +35,7 @@ public:
     void select_fair(const SelectFairEv& e) override { add(e); }
     void pinned(const PinnedEv& e) override { add(e); }
     void policy_rule(const PolicyRuleEv& e) override { add(e); }
+    void feec(const FeecEv& e) override { add(e); }
     void want_affine(const WantAffineEv& e) override { add(e); }
     void domain(const DomainEv& e) override { add(e); }
     void wake_affine(const WakeAffineEv& e) override { add(e); }

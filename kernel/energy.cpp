@@ -1,0 +1,198 @@
+// Energy-aware scheduling in the wake path, as v6.19 runs it: build_perf_domains() and
+// sched_is_eas_possible() (kernel/sched/topology.c), cpu_overutilized() and the root domain's
+// overutilized state, and find_energy_efficient_cpu() with its helpers eenv_pd_busy_time(),
+// eenv_pd_max_util() and compute_energy() (kernel/sched/fair.c). Utilisation is wakesim's PELT
+// (kernel/pelt.cpp); uclamp and thermal pressure are not modelled.
+#include <cmath>
+#include <algorithm>
+#include <climits>
+
+#include "kernel/pelt.h"
+#include "kernel/sched.h"
+
+namespace wakesim {
+
+namespace {
+// y^(dt / 1024 us) with y^32 = 1/2: how much of a PELT signal is left after dt since its last
+// update, for the estimate feec makes of every CPU at one wakeup (the signals themselves decay
+// in whole periods, kernel/pelt.h).
+double elapsed_decay(Time dt) { return dt <= 0 ? 1.0 : std::exp2(-static_cast<double>(dt) / (32.0 * 1024.0 * 1024.0)); }
+}  // namespace
+
+
+void Scheduler::build_perf_domains() {
+    pds_.clear();
+    eas_ = false;
+    eas_util_.assign(static_cast<size_t>(topo_.nr_cpus()), 0.0);
+    if (prof_.energy_model.empty() || !energy_model_mismatch(prof_, topo_).empty()) return;
+    for (const auto& spec : prof_.energy_model) {
+        EmPerfDomain pd;
+        for (int c : spec.cpu_ids) pd.cpus.set(c);
+        pd.nr_cpus = static_cast<int>(spec.cpu_ids.size());
+        pd.capacity = capacity_of(spec.cpu_ids.front());
+        const int64_t fmax = spec.opps.back().khz;
+        std::vector<EmPerfState> all;
+        for (const auto& o : spec.opps) {
+            // em_init_performance(): capacity scaled by frequency; em_compute_costs(): power x 10 / performance.
+            const int64_t perf = std::max<int64_t>(1, pd.capacity * o.khz / fmax);
+            all.push_back({perf, o.power_uw * 10 / perf});
+        }
+        // A state whose cost is not below every faster state's is inefficient (em_compute_costs()).
+        int64_t prev_cost = INT64_MAX;
+        for (size_t i = all.size(); i-- > 0;)
+            if (all[i].cost < prev_cost) {
+                prev_cost = all[i].cost;
+                pd.states.push_back(all[i]);
+            }
+        std::reverse(pd.states.begin(), pd.states.end());
+        pds_.push_back(std::move(pd));
+    }
+    // sched_is_eas_possible(): asymmetric capacities, no SMT, schedutil everywhere (frequency
+    // invariance is always there: PELT is scaled by the CPU's speed).
+    eas_ = sd_.asym_active() && !sd_.smt_active() && prof_.governor == "schedutil";
+}
+
+// cpu_overutilized(): the CPU's utilisation does not fit its capacity (util_fits_cpu() without
+// uclamp: fits_capacity(), the 1280/1024 margin).
+bool Scheduler::cpu_overutilized(int cpu) const {
+    if (!eas_) return false;
+    return !(cpu_util(cpu) * 1280.0 < capacity_of(cpu) * 1024.0);
+}
+
+// The CPUs' utilisation (uncapped) once per EAS wakeup: overutilized and feec read it many times.
+// Returns the first overutilized CPU, -1: none.
+int Scheduler::eas_snapshot() {
+    int over = -1;
+    for (int c = 0; c < topo_.nr_cpus(); ++c) {
+        const Rq& rq = rq_of(c);
+        const double d = elapsed_decay(engine_.now() - rq.pelt.last_update);
+        const double u = rq.pelt.util_avg * d + (rq.curr ? 1024.0 * hw_.invariant_speed(c) * (1.0 - d) : 0.0);
+        eas_util_[static_cast<size_t>(c)] = u;
+        if (over < 0 && !(std::min<double>(u, capacity_of(c)) * 1280.0 < capacity_of(c) * 1024.0)) over = c;
+    }
+    return over;
+}
+
+// rd->overutilized, evaluated over every CPU when a wakeup reads it. The kernel sets the flag on
+// enqueue and tick (check_update_overutilized_status()) and clears it in the root-level load
+// balance (update_sd_lb_stats()); wakesim reads the CPUs' state directly: no lag either way.
+int Scheduler::rd_overutilized_cpu() const {
+    for (int c = 0; c < topo_.nr_cpus(); ++c)
+        if (cpu_overutilized(c)) return c;
+    return -1;
+}
+
+// cpu_util(cpu, p, dst_cpu, boost): the CPU's utilisation with p taken off its previous CPU and
+// put on dst_cpu (-1: nowhere), capped at the CPU's capacity; from eas_snapshot().
+double Scheduler::eas_cpu_util(int cpu, const Task& p, int dst_cpu, double p_util_avg, double p_util) const {
+    double u = eas_util_[static_cast<size_t>(cpu)];
+    if (p.cpu == cpu && dst_cpu != cpu) u = std::max(0.0, u - p_util_avg);
+    if (dst_cpu == cpu) u = (p.cpu == cpu ? std::max(0.0, u - p_util_avg) : u) + p_util;
+    return std::min<double>(u, capacity_of(cpu));
+}
+
+// compute_energy(): eenv_pd_max_util() (each CPU's utilisation with schedutil's 1.25 headroom,
+// sugov_effective_cpu_perf(), the highest sets the OPP) and the domain's busy time, with p's
+// when it is placed there, priced by em_cpu_energy().
+double Scheduler::compute_energy(const EmPerfDomain& pd, const Task& p, int dst_cpu, double p_util_avg, double p_util,
+                                 double pd_busy) const {
+    double max_util = 0;
+    for (int c = pd.cpus.first(); c >= 0; c = pd.cpus.next(c + 1)) {
+        const double u = eas_cpu_util(c, p, dst_cpu, p_util_avg, p_util);
+        max_util = std::max(max_util, std::min(u * 1.25, static_cast<double>(capacity_of(c))));
+    }
+    max_util = std::min(max_util, static_cast<double>(pd.capacity));
+    double busy = pd_busy;
+    if (dst_cpu >= 0) busy = std::min(static_cast<double>(pd.capacity) * pd.nr_cpus, busy + p_util);
+    return em_cpu_energy(pd, max_util, busy, pd.capacity);
+}
+
+// find_energy_efficient_cpu(), v6.19, on eas_snapshot()'s utilisation: per performance domain the
+// fitting CPU with the most spare capacity, and prev; the energy each adds to its domain; the
+// lowest wins, prev unless a candidate adds strictly less (no margin since "sched/fair: Remove the
+// energy margin in feec()", 2022). Returns -1 when no asymmetric-capacity domain of this_cpu
+// spans prev.
+int Scheduler::find_energy_efficient_cpu(const Task& p, int prev, int this_cpu, FeecEv* ev) {
+    const CpuDomains& cd = sd_.of(this_cpu);
+    int level = cd.sd_asym_cpucapacity;
+    if (level >= 0)
+        while (level < static_cast<int>(cd.levels.size()) && !cd.levels[static_cast<size_t>(level)].span.test(prev)) ++level;
+    if (level < 0 || level >= static_cast<int>(cd.levels.size())) {
+        if (ev) ev->result = FeecResult::no_asym_domain;
+        return -1;
+    }
+    const CpuSet& span = cd.levels[static_cast<size_t>(level)].span;
+    auto done = [&](FeecResult r, int cpu) {
+        if (ev) {
+            ev->result = r;
+            ev->cpu = cpu;
+        }
+        return cpu;
+    };
+    // task_util_est(): nothing to place by energy without an estimate.
+    const double p_util = task_util(p);
+    if (p_util < 1.0) return done(FeecResult::no_util, prev);
+    const double p_util_avg = p.pelt.util_avg * elapsed_decay(engine_.now() - p.pelt.last_update);
+
+    double prev_delta = -1, best_delta = -1, best_cpu_delta = -1;  // -1: ULONG_MAX
+    int best_cpu = -1, prev_fits = -1, best_fits = -1;
+    int best_actual_cap = 0, prev_actual_cap = 0;
+    for (const EmPerfDomain& pd : pds_) {
+        double prev_spare = -1, max_spare = -1;
+        int max_spare_cpu = -1, max_fits = -1;
+        for (int c = pd.cpus.first(); c >= 0; c = pd.cpus.next(c + 1)) {
+            if (!span.test(c) || !p.allowed.test(c)) continue;
+            const double util = eas_cpu_util(c, p, c, p_util_avg, p_util);
+            const int cap = capacity_of(c);
+            // util_fits_cpu() without uclamp: 1 or 0; a CPU the task would overutilize is skipped.
+            if (!(util * 1280.0 < cap * 1024.0)) continue;
+            const double spare = std::max(0.0, cap - util);
+            if (c == prev) {
+                prev_spare = spare;
+                prev_fits = 1;
+            } else if (1 > max_fits || spare > max_spare) {
+                max_spare = spare;
+                max_spare_cpu = c;
+                max_fits = 1;
+            }
+        }
+        if (max_spare_cpu < 0 && prev_spare < 0) continue;
+        // eenv_pd_busy_time(): the domain's utilisation without p, at most its capacity.
+        double pd_busy = 0;
+        for (int c = pd.cpus.first(); c >= 0; c = pd.cpus.next(c + 1)) pd_busy += eas_cpu_util(c, p, -1, p_util_avg, p_util);
+        pd_busy = std::min(pd_busy, static_cast<double>(pd.capacity) * pd.nr_cpus);
+        const double base = compute_energy(pd, p, -1, p_util_avg, p_util, pd_busy);
+        if (prev_spare > -1) {
+            double e = compute_energy(pd, p, prev, p_util_avg, p_util, pd_busy);
+            if (e < base) return done(FeecResult::util_changed, prev);
+            prev_delta = e - base;
+            prev_actual_cap = pd.capacity;
+            if (best_delta < 0 || prev_delta < best_delta) best_delta = prev_delta;
+        }
+        if (max_spare_cpu >= 0 && max_spare > prev_spare) {
+            if (max_fits < best_fits) continue;
+            if (max_fits < 0 && pd.capacity <= best_actual_cap) continue;
+            double cur = compute_energy(pd, p, max_spare_cpu, p_util_avg, p_util, pd_busy);
+            if (cur < base) return done(FeecResult::util_changed, prev);
+            cur -= base;
+            if (max_fits > 0 && best_fits > 0 && best_delta >= 0 && cur >= best_delta) continue;
+            best_delta = cur;
+            best_cpu_delta = cur;
+            best_cpu = max_spare_cpu;
+            best_fits = max_fits;
+            best_actual_cap = pd.capacity;
+        }
+    }
+    // -1 stands for ULONG_MAX in the comparisons.
+    const bool best_below_prev = best_delta >= 0 && (prev_delta < 0 || best_delta < prev_delta);
+    const bool take = best_cpu >= 0 && (best_fits > prev_fits || (best_fits > 0 && best_below_prev) ||
+                                        (best_fits < 0 && best_actual_cap > prev_actual_cap));
+    if (ev) {
+        ev->prev_delta = prev_delta;
+        ev->best_cpu = best_cpu;
+        ev->best_delta = best_cpu_delta;
+    }
+    return take ? done(FeecResult::best, best_cpu) : done(FeecResult::prev_kept, prev);
+}
+
+}  // namespace wakesim

@@ -1,0 +1,147 @@
+// Energy-aware scheduling in the wake path (kernel/energy.cpp): find_energy_efficient_cpu() decides
+// before wake_affine while the root domain is not overutilized, on a hand-built asymmetric machine
+// with an energy model; the symmetric path runs when the root domain is overutilized, and EAS is
+// off without schedutil or without an energy model (sched_is_eas_possible(), kernel/sched/topology.c).
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "hw/machine_profile.h"
+#include "kernel/energy.h"
+#include "sim_test_util.h"
+
+using namespace wakesim;
+using namespace wakesim::testutil;
+
+namespace {
+
+// Two littles (capacity 512, CPUs 0-1) and two bigs (1024, CPUs 2-3) in one cluster, with an
+// energy model in which a little costs less per unit of work at every OPP (without one: the costs
+// of a machine that has none). `profile` adds keys.
+std::string asym4(const std::string& profile = "", bool energy_model = true) {
+    const std::string em = R"("energy_model": [
+        {"cpus": "0-1", "opps": [{"freq": "500MHz", "power_uw": 50000}, {"freq": "1GHz", "power_uw": 150000}]},
+        {"cpus": "2-3", "opps": [{"freq": "1GHz", "power_uw": 300000}, {"freq": "2GHz", "power_uw": 1000000}]}])";
+    return R"({"topology": {"name": "asym4", "cores_per_cluster": 4,
+                 "core_types": [{"count": 2, "capacity": 512}, {"count": 2, "capacity": 1024}]},
+               "profile": {"base": ")" +
+           (energy_model ? "bl-4-3-1\", " + em : std::string("e5-2650-2s\"")) + R"(, "governor": "schedutil")" + profile + "}}";
+}
+
+// S forks on big CPU 2, runs 2 ms and then wakes `loops` times from W, pinned to big CPU 3
+// (every 5 ms); `hogs` adds tasks, `profile` machine keys.
+json small_task(const std::string& hogs = "", int w_first_ms = 5, const std::string& profile = "",
+                bool energy_model = true) {
+    return doc(R"({"machine": )" + asym4(profile, energy_model) + R"(,
+      "workload": {"kind": "program", "parent_cpu": 2, "channels": {"ch": {}},
+        "tasks": [)" + hogs + R"(
+          {"name": "S", "program": [{"run": "2ms"}, {"loop": 3, "do": [{"wait": "ch"}, {"run": "1ms"}]}]},
+          {"name": "W", "cpus": "3", "program": [{"run": ")" + std::to_string(w_first_ms) + R"(ms"},
+             {"loop": 3, "do": [{"post": "ch"}, {"run": "5ms"}]}]}]},
+      "policies": ["plain"], "run": {"duration": "400ms"}})");
+}
+
+}  // namespace
+
+TEST_CASE("EAS: a small task woken on a big CPU packs on a little CPU while the root domain is not overutilized",
+          "[eas]") {
+    const Outcome r = simulate(small_task(), "", 1);
+    REQUIRE(r.completed);
+    REQUIRE(r.wakee() == "S");
+    REQUIRE(r.prev() >= 2);  // S ran on a big CPU first
+    const FeecEv* f = r.first<FeecEv>();
+    REQUIRE(f);
+    CHECK(f->overutilized_cpu == -1);
+    CHECK(f->result == FeecResult::best);
+    CHECK(f->best_cpu <= 1);
+    CHECK(f->best_delta < f->prev_delta);  // the little adds less energy than prev
+    CHECK(r.outcome() == SelectOutcome::eas);
+    CHECK(r.result_cpu() <= 1);
+    // EAS decides before wake_affine and select_idle_sibling, which never run.
+    CHECK_FALSE(r.has<WantAffineEv>());
+    CHECK_FALSE(r.has<WakeAffineEv>());
+    CHECK_FALSE(r.has<SisBeginEv>());
+    CHECK(r.n(Metric::select_eas) == r.n(Metric::wakeups) - r.n(Metric::wakeups_no_placement));
+}
+
+TEST_CASE("EAS: feec keeps prev when no candidate adds less energy", "[eas]") {
+    // The second wakeup: S sleeps on the little CPU the first put it on; the other little is as
+    // idle (the same spare capacity, so no second candidate there) and a big costs more.
+    const Outcome r = simulate(small_task(), "", 2);
+    REQUIRE(r.wakee() == "S");
+    REQUIRE(r.prev() <= 1);
+    const FeecEv* f = r.first<FeecEv>();
+    REQUIRE(f);
+    CHECK(f->result == FeecResult::prev_kept);
+    CHECK(f->prev_delta >= 0);
+    if (f->best_cpu >= 0) CHECK(f->best_delta >= f->prev_delta);
+    CHECK(r.outcome() == SelectOutcome::eas);
+    CHECK(r.stays_on(r.prev()));
+}
+
+TEST_CASE("EAS: an overutilized root domain falls back to the symmetric wake path", "[eas]") {
+    // Hogs on both littles run their utilisation past 80% of 512 before W's first post (150 ms).
+    const std::string hogs = hog("h0", 0) + ", " + hog("h1", 1) + ",";
+    const Outcome r = simulate(small_task(hogs, 150), "", 1);
+    REQUIRE(r.wakee() == "S");
+    const FeecEv* f = r.first<FeecEv>();
+    REQUIRE(f);
+    CHECK(f->result == FeecResult::overutilized);
+    CHECK(f->overutilized_cpu >= 0);
+    CHECK(f->overutilized_cpu <= 1);
+    CHECK(f->cpu == -1);
+    CHECK(r.outcome() != SelectOutcome::eas);
+    CHECK(r.has<WantAffineEv>());  // select_task_rq_fair went on to wake_wide and the domain walk
+    CHECK(r.n(Metric::select_eas) == 0);
+}
+
+TEST_CASE("EAS is off with the performance governor or without an energy model", "[eas]") {
+    SECTION("performance governor") {
+        const Outcome r = simulate(small_task("", 5, R"(, "governor": "performance")"), "", 1);
+        REQUIRE(r.wakee() == "S");
+        CHECK_FALSE(r.has<FeecEv>());
+        CHECK(r.outcome() != SelectOutcome::eas);
+        CHECK(r.has<WantAffineEv>());
+        CHECK(r.n(Metric::select_eas) == 0);
+    }
+    SECTION("no energy model") {
+        const Outcome r = simulate(small_task("", 5, "", false), "", 1);
+        REQUIRE(r.wakee() == "S");
+        CHECK_FALSE(r.has<FeecEv>());
+        CHECK(r.outcome() != SelectOutcome::eas);
+        CHECK(r.n(Metric::select_eas) == 0);
+    }
+}
+
+TEST_CASE("EAS: em_cpu_energy prices the busy time at the first OPP whose performance covers the highest utilisation",
+          "[eas]") {
+    EmPerfDomain pd;
+    pd.capacity = 1024;
+    pd.nr_cpus = 2;
+    pd.states = {{256, 100}, {512, 150}, {1024, 300}};
+    CHECK(em_cpu_energy(pd, 200, 300, 1024) == Approx(100 * 300));
+    CHECK(em_cpu_energy(pd, 256, 300, 1024) == Approx(100 * 300));
+    CHECK(em_cpu_energy(pd, 257, 300, 1024) == Approx(150 * 300));
+    CHECK(em_cpu_energy(pd, 2000, 300, 1024) == Approx(300 * 300));
+    CHECK(em_cpu_energy(pd, 700, 300, 512) == Approx(150 * 300));  // capped at the allowed capacity
+    CHECK(em_cpu_energy(pd, 700, 0, 1024) == 0);
+}
+
+TEST_CASE("EAS: bl-4-3-1's energy model is built as the kernel builds it from a device tree", "[eas][machines]") {
+    const MachineFile m = load_machine_file(machine_path("bl-4-3-1"));
+    const auto& em = m.profile.energy_model;
+    REQUIRE(em.size() == 3);
+    CHECK(em[0].cpu_ids == std::vector<int>{0, 1, 2, 3});
+    CHECK(em[1].cpu_ids == std::vector<int>{4, 5, 6});
+    CHECK(em[2].cpu_ids == std::vector<int>{7});
+    // _get_dt_power(): dynamic-power-coefficient x mV^2 x MHz / 10^6 uW.
+    REQUIRE(!em[0].opps.empty());
+    CHECK(em[0].opps[0].power_uw == 205LL * 560 * 560 * 300 / 1000000);
+    for (const auto& pd : em)
+        for (size_t i = 1; i < pd.opps.size(); ++i) {
+            CHECK(pd.opps[i].khz > pd.opps[i - 1].khz);
+            CHECK(pd.opps[i].power_uw > pd.opps[i - 1].power_uw);
+        }
+    CHECK(energy_model_mismatch(m.profile, m.topo).empty());
+    CHECK(!m.profile.source_of("energy_model").empty());
+}
