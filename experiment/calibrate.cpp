@@ -150,7 +150,7 @@ CalibMeasurement read_measurement(const JsonNode& n, const std::string& calib_di
     if (std::error_code ec; !fs::exists(path, ec)) sn.fail("expected a scenario file; " + quote_for_message(path) + " does not exist");
     m.scenario_file = path;
     m.scenario = load_json_file(path);
-    const Scenario sc = load_scenario(path);
+    const Scenario sc = parse_scenario(m.scenario, path);
     // The scenario must run on the machine being fitted: its costs are what moves.
     const JsonNode sroot(m.scenario, path);
     const JsonNode mach = sroot.at("machine");
