@@ -166,18 +166,14 @@ CalibMeasurement read_measurement(const JsonNode& n, const std::string& calib_di
     std::vector<std::string> cases, policies;
     for (const auto& c : sc.cases) cases.push_back(c.name);
     for (const auto& p : sc.policies) policies.push_back(p.name);
-    if (auto c = n.get("case"))
-        m.case_name = c->as_enum(cases);
-    else if (cases.size() == 1)
-        m.case_name = cases.front();
-    else
-        n.fail("expected \"case\": the scenario has " + std::to_string(cases.size()) + " cases");
-    if (auto p = n.get("policy"))
-        m.policy = p->as_enum(policies);
-    else if (policies.size() == 1)
-        m.policy = policies.front();
-    else
-        n.fail("expected \"policy\": the scenario compares " + std::to_string(policies.size()) + " policies");
+    // One of the scenario's names; may be left out when the scenario has only one.
+    auto named = [&](const char* key, const std::vector<std::string>& names, const std::string& many) {
+        if (auto v = n.get(key)) return v->as_enum(names);
+        if (names.size() == 1) return names.front();
+        n.fail(std::string("expected \"") + key + "\": the scenario " + many);
+    };
+    m.case_name = named("case", cases, "has " + std::to_string(cases.size()) + " cases");
+    m.policy = named("policy", policies, "compares " + std::to_string(policies.size()) + " policies");
     m.metric = numeric_metric(n.at("metric"));
     m.value = measured(n.at("value"), m.metric, "measured value");
     m.spread = measured(n.at("spread"), m.metric, "spread of the measurement (one standard deviation)");
