@@ -15,6 +15,7 @@
 #include "hw/machine_profile.h"
 #include "input/json_input.h"
 #include "topology/topology.h"
+#include "workloads/workloads.h"
 
 namespace wakesim {
 
@@ -113,7 +114,7 @@ double read_value(const JsonNode& n, const std::string& unit) {
 
 std::string show_value(double v, const std::string& unit) {
     if (unit == "ns") return format_duration(static_cast<int64_t>(std::llround(v)));
-    return format_number("%.0f", v) + (unit == "%" ? "%" : unit == "Hz" ? " Hz" : " " + unit);
+    return format_number("%.0f", v) + (unit == "%" ? "%" : unit == "Hz" ? " Hz" : unit.empty() ? "" : " " + unit);
 }
 
 Metric numeric_metric(const JsonNode& n) {
@@ -187,24 +188,81 @@ CalibMeasurement read_measurement(const JsonNode& n, const std::string& calib_di
     return m;
 }
 
-CalibParam read_param(const JsonNode& n, const MachineProfile& prof) {
+// "workload/NAME": a numeric parameter that every measurement's workload declares. Its start is
+// the value the scenarios give it (all the same) or its declared default.
+void read_workload_param(const JsonNode& kn, CalibParam& p, const std::vector<CalibMeasurement>& ms) {
+    p.workload = p.key.substr(std::string("workload/").size());
+    bool have = false;
+    double value = 0;
+    for (const auto& m : ms) {
+        const nlohmann::json& w = m.scenario.at("workload");
+        const std::string kind = w.is_object() && w.contains("kind") && w["kind"].is_string() ? w["kind"].get<std::string>() : "";
+        const WorkloadKind* k = find_workload_kind(kind);
+        const ParamSpec* ps = nullptr;
+        if (k)
+            for (const auto& x : k->params)
+                if (x.name == p.workload) ps = &x;
+        if (!ps || (ps->type != ParamType::duration && ps->type != ParamType::integer)) {
+            std::vector<std::string> names;
+            if (k)
+                for (const auto& x : k->params)
+                    if (x.type == ParamType::duration || x.type == ParamType::integer) names.push_back("workload/" + x.name);
+            const std::string hint = nearest_name(p.key, names);
+            kn.fail("expected a duration or count parameter of every measurement's workload; " +
+                    quote_for_message(m.name) + "'s workload (" + (kind.empty() ? std::string("no kind") : "kind " + quote_for_message(kind)) +
+                    ") has no " + quote_for_message(p.workload) + (hint.empty() ? "" : " (did you mean " + quote_for_message(hint) + "?)"));
+        }
+        p.duration = ps->type == ParamType::duration;
+        p.unit = p.duration ? "ns" : "";
+        double v = 0;
+        if (w.contains(p.workload)) {
+            const JsonNode vn = JsonNode(m.scenario, m.scenario_file).at("workload").at(p.workload);
+            v = p.duration ? static_cast<double>(vn.as_duration_ns(0, int64_t{3600} * 1000000000))
+                           : static_cast<double>(vn.as_int(0, int64_t{1} << 40));
+        } else {
+            const ParamValues d = default_params(k->params);
+            v = p.duration ? static_cast<double>(d.duration_ns(p.workload)) : static_cast<double>(d.integer(p.workload));
+        }
+        if (have && v != value)
+            kn.fail("expected one value of " + quote_for_message(p.key) + " in every measurement's scenario, or a \"start\"; " +
+                    quote_for_message(m.name) + " has " + show_value(v, p.unit) + ", an earlier one " + show_value(value, p.unit));
+        have = true;
+        value = v;
+        // A case that sets it would override the fit in that case.
+        const nlohmann::json& cs = m.scenario.contains("cases") ? m.scenario["cases"] : nlohmann::json::array();
+        for (const auto& c : cs)
+            if (c.is_object() && c.contains("name") && c["name"] == m.case_name && c.contains("set") && c["set"].is_object() &&
+                c["set"].contains("workload") && c["set"]["workload"].is_object() && c["set"]["workload"].contains(p.workload))
+                kn.fail("expected scenarios whose measured cases leave " + quote_for_message(p.workload) +
+                        " to the workload: case " + quote_for_message(m.case_name) + " of " + quote_for_message(m.name) +
+                        " sets it, and this calibration fits it");
+    }
+    p.start = value;
+}
+
+CalibParam read_param(const JsonNode& n, const MachineProfile& prof, const std::vector<CalibMeasurement>& ms) {
     n.require_object();
     n.check_keys({"key", "min", "max", "start"});
     CalibParam p;
     p.pointer = n.pointer();
     const JsonNode kn = n.at("key");
     p.key = kn.as_string();
+    const bool workload = p.key.rfind("workload/", 0) == 0;
     const std::vector<std::string> keys = param_key_names(prof);
-    if (std::find(keys.begin(), keys.end(), p.key) == keys.end()) {
+    if (workload) {
+        read_workload_param(kn, p, ms);
+    } else if (std::find(keys.begin(), keys.end(), p.key) == keys.end()) {
         const std::string hint = nearest_name(p.key, keys);
         kn.fail("expected a number of the machine's profile (ctx_switch, wake_remote, ipi_latency, idle_exit, "
-                "refill_llc_ns_per_kib, ... or idle_states/N/exit_latency for N below " +
-                std::to_string(prof.effective_idle_states().size()) + "), got " + quote_for_message(p.key) +
+                "refill_llc_ns_per_kib, ..., idle_states/N/exit_latency for N below " +
+                std::to_string(prof.effective_idle_states().size()) + ") or workload/NAME, got " + quote_for_message(p.key) +
                 (hint.empty() ? "" : " (did you mean " + quote_for_message(hint) + "?)"));
     }
-    p.unit = "ns";
-    for (const auto& x : numeric_params())
-        if (x.key == p.key) p.unit = x.unit;
+    if (!workload) {
+        p.unit = "ns";
+        for (const auto& x : numeric_params())
+            if (x.key == p.key) p.unit = x.unit;
+    }
     p.min = read_value(n.at("min"), p.unit);
     p.max = read_value(n.at("max"), p.unit);
     if (!(p.min < p.max)) n.at("max").fail("expected a bound above \"min\" (" + show_value(p.min, p.unit) + ")");
@@ -213,9 +271,9 @@ CalibParam read_param(const JsonNode& n, const MachineProfile& prof) {
         if (p.start < p.min || p.start > p.max)
             s->fail("expected a start within [" + show_value(p.min, p.unit) + ", " + show_value(p.max, p.unit) + "]");
     } else {
-        p.start = current_value(prof, p.key);
+        if (!workload) p.start = current_value(prof, p.key);
         if (p.start < p.min || p.start > p.max)
-            n.fail("expected bounds around the machine's value " + show_value(p.start, p.unit) + ", or a \"start\" within [" +
+            n.fail(std::string("expected bounds around the ") + (workload ? "workload's" : "machine's") + " value " + show_value(p.start, p.unit) + ", or a \"start\" within [" +
                    show_value(p.min, p.unit) + ", " + show_value(p.max, p.unit) + "]");
     }
     return p;
@@ -247,7 +305,7 @@ CalibSpec load_calibration(const std::string& path) {
     if (ps.size() == 0) ps.fail("expected at least one parameter to fit");
     for (size_t i = 0; i < ps.size(); ++i)
         errors.attempt([&] {
-            CalibParam p = read_param(ps[i], prof);
+            CalibParam p = read_param(ps[i], prof, spec.measurements);
             for (const auto& q : spec.params)
                 if (override_key(q.key) == override_key(p.key) && (q.key == p.key || override_key(p.key) != "idle_states"))
                     ps[i].at("key").fail("expected each parameter once; " + quote_for_message(p.key) + " is already fitted");
@@ -260,7 +318,7 @@ CalibSpec load_calibration(const std::string& path) {
         const nlohmann::json& mach = m.scenario.at("machine");
         if (!mach.is_object() || !mach.contains("profile")) continue;
         for (const auto& p : spec.params)
-            if (mach["profile"].contains(override_key(p.key)))
+            if (p.workload.empty() && mach["profile"].contains(override_key(p.key)))
                 JsonNode(doc, path, m.pointer + "/scenario")
                     .fail("expected a scenario that leaves " + quote_for_message(override_key(p.key)) +
                           " to the machine: this calibration fits it");
@@ -275,6 +333,7 @@ nlohmann::json overrides_for(const CalibSpec& spec, const MachineProfile& base, 
     MachineProfile p = base;
     for (size_t j = 0; j < spec.params.size(); ++j) {
         const std::string& key = spec.params[j].key;
+        if (!spec.params[j].workload.empty()) continue;
         if (const int i = idle_state_index(key); i >= 0) {
             if (p.idle_states.empty()) p.idle_states = p.effective_idle_states();
             p.idle_states[static_cast<size_t>(i)].exit_ns = v[j];
@@ -286,7 +345,7 @@ nlohmann::json overrides_for(const CalibSpec& spec, const MachineProfile& base, 
     nlohmann::json out = nlohmann::json::object();
     for (const auto& line : p.describe())
         for (const auto& prm : spec.params)
-            if (override_key(prm.key) == line.key) out[line.key] = nlohmann::json::parse(line.typed);
+            if (prm.workload.empty() && override_key(prm.key) == line.key) out[line.key] = nlohmann::json::parse(line.typed);
     return out;
 }
 
@@ -315,6 +374,10 @@ std::vector<std::vector<double>> evaluate(const CalibSpec& spec, const MachinePr
                 mach["preset"] = fs::absolute(spec.machine_path).string();
                 const nlohmann::json ov = overrides_for(spec, base, points[i / spec.measurements.size()]);
                 for (auto it = ov.begin(); it != ov.end(); ++it) mach["profile"][it.key()] = it.value();
+                const std::vector<int64_t>& v = points[i / spec.measurements.size()];
+                for (size_t j = 0; j < spec.params.size(); ++j)
+                    if (const CalibParam& p = spec.params[j]; !p.workload.empty())
+                        doc["workload"][p.workload] = p.duration ? nlohmann::json(std::to_string(v[j]) + "ns") : nlohmann::json(v[j]);
                 scenarios[i] = parse_scenario(doc, m.scenario_file);
             } catch (...) {
                 errors[i] = std::current_exception();
@@ -568,6 +631,11 @@ std::string calibration_table(const CalibResult& r) {
                         p.identifiable ? show_value(p.sd, p.param.unit) : "-",
                         "[" + show_value(p.param.min, p.param.unit) + ", " + show_value(p.param.max, p.param.unit) + "]", p.note});
     out += table(rows);
+    std::string wl;
+    for (const auto& p : r.params)
+        if (!p.param.workload.empty()) wl += (wl.empty() ? "" : ", ") + ("\"" + p.param.workload + "\": " +
+                   (p.param.duration ? "\"" + std::to_string(std::llround(p.fitted)) + "ns\"" : std::to_string(std::llround(p.fitted))));
+    if (!wl.empty()) out += "\nworkload parameters are not part of the machine: set them in each scenario's \"workload\" (" + wl + ")\n";
     return out;
 }
 

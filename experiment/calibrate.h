@@ -28,10 +28,14 @@ struct CalibMeasurement {
     std::string pointer;           // "/measurements/2"
 };
 
-// A profile parameter to fit: a number of the profile ("ctx_switch", "ipi_latency",
-// "refill_llc_ns_per_kib") or the exit latency of one idle state ("idle_states/0/exit_latency").
+// A parameter to fit: a number of the profile ("ctx_switch", "ipi_latency",
+// "refill_llc_ns_per_kib"), the exit latency of one idle state ("idle_states/0/exit_latency"), or
+// a numeric parameter of every measurement's workload ("workload/uring_commit": a FUSE server's
+// per-request costs are the workload's, not the machine's).
 struct CalibParam {
-    std::string key;   // as a scenario's "machine": {"profile": {...}} writes it
+    std::string key;       // as a scenario's "machine": {"profile": {...}} writes it, or "workload/NAME"
+    std::string workload;  // NAME of a workload parameter; empty for a profile parameter
+    bool duration = true;  // a workload parameter's type: a duration (ns) or a count
     std::string unit;  // "ns", "ns/KiB", "%", "Hz"
     double start = 0;  // the machine's value (or the calibration file's "start")
     double min = 0, max = 0;
@@ -83,8 +87,9 @@ CalibResult calibrate(const CalibSpec& spec, int jobs);
 
 std::string calibration_table(const CalibResult& r);
 nlohmann::json calibration_json(const CalibResult& r);
-// The machine file with the fitted values: each fitted parameter's value, and a source naming
-// the calibration file and the measurements. `out_path` names the new machine.
+// The machine file with the fitted values: each fitted profile parameter's value, and a source
+// naming the calibration file and the measurements. `out_path` names the new machine. Workload
+// parameters are not part of a machine: the report gives them, to be set in the scenarios.
 nlohmann::json calibrated_machine(const CalibResult& r, const std::string& out_path);
 
 }  // namespace wakesim
