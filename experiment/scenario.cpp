@@ -81,6 +81,13 @@ Machine machine_from_json(const JsonNode& node, const std::string& base_dir) {
             m.profile = std::move(*base);
         }
     }
+    // Per-policy clocks over this topology: each CPU in one policy, capacities derived where asked.
+    if (const std::string why = cpufreq_policy_mismatch(m.profile, *m.topo); !why.empty()) {
+        const bool overridden = node.is_object() && node.has("profile") && node.at("profile").has("cpufreq_policies");
+        (overridden ? node.at("profile").at("cpufreq_policies") : node)
+            .fail("expected cpufreq policies over the topology's CPUs: " + why);
+    }
+    if (m.profile.capacities_from_policies()) m.topo = std::make_shared<Topology>(with_policy_capacities(*m.topo, m.profile));
     const int reclaim = node.is_object() ? static_cast<int>(node.int_or("reclaim_distance", 30, 10, 255)) : 30;
     m.domains = std::make_shared<SchedDomains>(SchedDomains::build(*m.topo, reclaim));
     return m;

@@ -17,37 +17,48 @@ Hardware::Hardware(Engine& engine, const Topology& topo, const MachineProfile& p
     else if (gov_name_ == "ondemand") gov_ = Gov::ondemand;
     else if (gov_name_ == "conservative") gov_ = Gov::conservative;
     else throw std::invalid_argument("unknown governor " + gov_name_);
-    opp_ = prof_.opp_khz;
-    if (opp_.empty()) {  // no cpufreq: one fixed frequency
-        opp_ = {1000000};
+    std::vector<int64_t> shared_opp = prof_.opp_khz;
+    if (prof_.cpufreq_policies.empty() && shared_opp.empty()) {  // no cpufreq: one fixed frequency
+        shared_opp = {1000000};
         gov_ = Gov::performance;
         gov_name_ = "none (fixed frequency)";
     }
-    fmin_ = opp_.front();
-    fmax_ = opp_.back();
     // cpufreq_policy_transition_delay_us(): the driver's delay, else 1.5 x latency, else 1 ms.
     rate_limit_ = prof_.sugov_rate_limit_ns > 0       ? prof_.sugov_rate_limit_ns
                   : prof_.freq_transition_ns > 0 ? prof_.freq_transition_ns * 3 / 2
                                                 : kNsPerMs;
-    // Frequency domains: CPUs that share a clock.
-    std::map<int, int> key_to_dom;
-    dom_of_.assign(static_cast<size_t>(n), 0);
-    for (int c = 0; c < n; ++c) {
-        const CpuInfo& ci = topo_.cpu(c);
-        const std::string& k = prof_.freq_domain;
-        const int key = k == "cpu" ? c : k == "core" ? ci.core : k == "cluster" ? ci.cluster : k == "llc" ? ci.llc : ci.package;
-        auto it = key_to_dom.find(key);
-        if (it == key_to_dom.end()) {
-            it = key_to_dom.emplace(key, static_cast<int>(doms_.size())).first;
-            doms_.emplace_back();
+    dom_of_.assign(static_cast<size_t>(n), -1);
+    if (!prof_.cpufreq_policies.empty()) {
+        // One policy per entry, each with its own OPP table (absolute frequencies).
+        if (const std::string why = cpufreq_policy_mismatch(prof_, topo_); !why.empty()) throw std::invalid_argument(why);
+        for (const auto& pol : prof_.cpufreq_policies) {
+            Domain& d = doms_.emplace_back();
+            d.opp = pol.opp_khz;
+            for (int c : pol.cpu_ids) dom_of_[static_cast<size_t>(c)] = static_cast<int>(doms_.size() - 1);
         }
-        dom_of_[static_cast<size_t>(c)] = it->second;
-        doms_[static_cast<size_t>(it->second)].cpus.push_back(c);
+        for (int c = 0; c < n; ++c) doms_[static_cast<size_t>(dom_of_[static_cast<size_t>(c)])].cpus.push_back(c);
+    } else {
+        // Frequency domains: CPUs that share a clock, all on the one OPP table.
+        std::map<int, int> key_to_dom;
+        for (int c = 0; c < n; ++c) {
+            const CpuInfo& ci = topo_.cpu(c);
+            const std::string& k = prof_.freq_domain;
+            const int key = k == "cpu" ? c : k == "core" ? ci.core : k == "cluster" ? ci.cluster : k == "llc" ? ci.llc : ci.package;
+            auto it = key_to_dom.find(key);
+            if (it == key_to_dom.end()) {
+                it = key_to_dom.emplace(key, static_cast<int>(doms_.size())).first;
+                doms_.emplace_back().opp = shared_opp;
+            }
+            dom_of_[static_cast<size_t>(c)] = it->second;
+            doms_[static_cast<size_t>(it->second)].cpus.push_back(c);
+        }
     }
-    const int64_t start = gov_ == Gov::powersave ? fmin_ : fmax_;
     for (auto& d : doms_) {
+        d.fmin = d.opp.front();
+        d.fmax = d.opp.back();
+        const int64_t start = gov_ == Gov::powersave ? d.fmin : d.fmax;
         d.cur = d.target = d.requested = start;
-        d.cur_idx = static_cast<size_t>(std::lower_bound(opp_.begin(), opp_.end(), start) - opp_.begin());
+        d.cur_idx = static_cast<size_t>(std::lower_bound(d.opp.begin(), d.opp.end(), start) - d.opp.begin());
         d.busy_at_sample.assign(d.cpus.size(), 0);
     }
     states_ = prof_.effective_idle_states();
@@ -67,7 +78,7 @@ Hardware::Hardware(Engine& engine, const Topology& topo, const MachineProfile& p
     for (int c = 0; c < n; ++c) {
         auto& a = acc_[static_cast<size_t>(c)];
         a.idle_res.assign(states_.size(), 0);
-        a.opp_res.assign(opp_.size(), 0);
+        a.opp_res.assign(dom(c).opp.size(), 0);
         recompute_speed(c);
         idle_enter(c);
     }
@@ -83,7 +94,9 @@ void Hardware::start() {
 }
 
 void Hardware::recompute_speed(int cpu) {
-    double s = topo_.cpu(cpu).capacity / 1024.0 * static_cast<double>(freq_khz(cpu)) / static_cast<double>(fmax_);
+    // Frequency invariance: the CPU's capacity at its policy's current over its highest frequency.
+    const Domain& d = dom(cpu);
+    double s = topo_.cpu(cpu).capacity / 1024.0 * static_cast<double>(d.cur) / static_cast<double>(d.fmax);
     inv_speed_[static_cast<size_t>(cpu)] = s;
     if (prof_.smt_factor_pct < 100) {
         const CpuSet& sib = topo_.smt_siblings(cpu);
@@ -96,10 +109,11 @@ void Hardware::recompute_speed(int cpu) {
     speed_[static_cast<size_t>(cpu)] = s;
 }
 
-int64_t Hardware::opp_at_least(int64_t khz) const {
-    for (int64_t f : opp_)
+// cpufreq_driver_resolve_freq() with CPUFREQ_RELATION_L: the policy's lowest OPP at or above khz.
+int64_t Hardware::opp_at_least(const Domain& d, int64_t khz) {
+    for (int64_t f : d.opp)
         if (f >= khz) return f;
-    return fmax_;
+    return d.fmax;
 }
 
 void Hardware::account(int cpu) {
@@ -137,7 +151,7 @@ void Hardware::set_domain_freq(Domain& d, int64_t khz) {
     if (khz == d.cur) return;
     for (int c : d.cpus) account(c);
     d.cur = khz;
-    d.cur_idx = static_cast<size_t>(std::lower_bound(opp_.begin(), opp_.end(), khz) - opp_.begin());
+    d.cur_idx = static_cast<size_t>(std::lower_bound(d.opp.begin(), d.opp.end(), khz) - d.opp.begin());
     for (int c : d.cpus) {
         recompute_speed(c);
         if (obs_) obs_->cpu_frequency(engine_.now(), c, khz);
@@ -171,8 +185,9 @@ void Hardware::util_changed(int cpu) {
         const double u = std::max(client_->cpu_util(c), static_cast<double>(iowait_boost_value(c)) * topo_.cpu(c).capacity / 1024.0);
         rel = std::max(rel, u / topo_.cpu(c).capacity);
     }
-    const double want = 1.25 * static_cast<double>(fmax_) * std::min(1.0, rel);
-    const int64_t next = opp_at_least(static_cast<int64_t>(want));
+    // get_next_freq(): 1.25 x the policy's max frequency x util / capacity, on the policy's OPPs.
+    const double want = 1.25 * static_cast<double>(d.fmax) * std::min(1.0, rel);
+    const int64_t next = opp_at_least(d, static_cast<int64_t>(want));
     // sugov_update_next_freq(): last_freq_update_time moves only when the request changes, so an
     // evaluation that keeps the frequency does not restart the rate-limit window.
     if (next == d.target) return;
@@ -210,22 +225,22 @@ void Hardware::sample(Domain& d) {
     d.last_sample = now;
     load = std::min(1.0, load);
     if (gov_ == Gov::ondemand) {
-        const int64_t f = load > 0.80 ? fmax_ : fmin_ + static_cast<int64_t>(load * static_cast<double>(fmax_ - fmin_));
-        request(d, opp_at_least(f));
+        const int64_t f = load > 0.80 ? d.fmax : d.fmin + static_cast<int64_t>(load * static_cast<double>(d.fmax - d.fmin));
+        request(d, opp_at_least(d, f));
     } else {
         // cs_dbs_update(): step an unrounded request by 5% of fmax; going up take the highest OPP
         // at or below it, going down the lowest at or above it.
-        const int64_t step = fmax_ * 5 / 100;
-        if (d.requested < fmin_ || d.requested > fmax_) d.requested = d.cur;
-        if (load > 0.80 && d.requested < fmax_) {
-            d.requested = std::min(fmax_, d.requested + step);
-            int64_t pick = fmin_;
-            for (int64_t o : opp_)
+        const int64_t step = d.fmax * 5 / 100;
+        if (d.requested < d.fmin || d.requested > d.fmax) d.requested = d.cur;
+        if (load > 0.80 && d.requested < d.fmax) {
+            d.requested = std::min(d.fmax, d.requested + step);
+            int64_t pick = d.fmin;
+            for (int64_t o : d.opp)
                 if (o <= d.requested) pick = o;
             request(d, pick);
-        } else if (load < 0.20 && d.requested > fmin_) {
-            d.requested = std::max(fmin_, d.requested - step);
-            request(d, opp_at_least(d.requested));
+        } else if (load < 0.20 && d.requested > d.fmin) {
+            d.requested = std::max(d.fmin, d.requested - step);
+            request(d, opp_at_least(d, d.requested));
         }
     }
     engine_.schedule(now + prof_.sampling_ns, target_, kSample, static_cast<int32_t>(&d - doms_.data()));
@@ -371,7 +386,11 @@ HardwareStats Hardware::window_stats() const {
     HardwareStats out;
     out.governor = gov_name_;
     double khz_sum = 0, busy_khz = 0, busy_t = 0;
-    std::vector<double> opp_tot(opp_.size(), 0), idle_tot(states_.size(), 0);
+    // Residency per frequency over all CPUs: the policies' tables merged (one table: its OPPs).
+    std::map<int64_t, double> opp_tot;
+    for (const Domain& d : doms_)
+        for (int64_t f : d.opp) opp_tot.emplace(f, 0.0);
+    std::vector<double> idle_tot(states_.size(), 0);
     for (int c = 0; c < n; ++c) {
         const CpuAcc& a = acc_[static_cast<size_t>(c)];
         const double mean = a.khz_time / window;
@@ -379,14 +398,15 @@ HardwareStats Hardware::window_stats() const {
         khz_sum += mean;
         busy_khz += a.khz_busy_time;
         busy_t += static_cast<double>(a.busy_time);
-        for (size_t i = 0; i < opp_.size(); ++i) opp_tot[i] += static_cast<double>(a.opp_res[i]);
+        const std::vector<int64_t>& opp = dom(c).opp;
+        for (size_t i = 0; i < opp.size(); ++i) opp_tot[opp[i]] += static_cast<double>(a.opp_res[i]);
         for (size_t i = 0; i < states_.size(); ++i) idle_tot[i] += static_cast<double>(a.idle_res[i]);
         const int st = idle_state_[static_cast<size_t>(c)];
         if (st >= 0) idle_tot[static_cast<size_t>(st)] += static_cast<double>(now - std::max(a.idle_entered, window_start_));
     }
     out.freq_khz_mean = khz_sum / n;
     out.freq_khz_busy = busy_t > 0 ? busy_khz / busy_t : 0.0;
-    for (size_t i = 0; i < opp_.size(); ++i) out.freq_residency.emplace_back(opp_[i], opp_tot[i] / (window * n));
+    for (const auto& [khz, t] : opp_tot) out.freq_residency.emplace_back(khz, t / (window * n));
     for (size_t i = 0; i < states_.size(); ++i)
         out.idle_residency.emplace_back(states_[i].name, idle_tot[i] / (window * n));
     out.cache_refill_ns = refill_ns_ - refill_at_window_;

@@ -37,8 +37,12 @@ public:
     double speed(int cpu) const { return speed_[static_cast<size_t>(cpu)]; }
     // The same without SMT contention: what PELT's capacity and frequency invariance scale by.
     double invariant_speed(int cpu) const { return inv_speed_[static_cast<size_t>(cpu)]; }
-    int64_t freq_khz(int cpu) const { return doms_[static_cast<size_t>(dom_of_[static_cast<size_t>(cpu)])].cur; }
-    int64_t max_khz() const { return fmax_; }
+    int64_t freq_khz(int cpu) const { return dom(cpu).cur; }
+    // cpuinfo.max_freq of the CPU's policy: what frequency invariance and schedutil scale by.
+    int64_t max_khz(int cpu) const { return dom(cpu).fmax; }
+    // The CPU's policy: its index (CPUs of one policy share a clock) and OPP table.
+    int policy_of(int cpu) const { return dom_of_[static_cast<size_t>(cpu)]; }
+    const std::vector<int64_t>& opps_of(int cpu) const { return dom(cpu).opp; }
     const std::string& governor() const { return gov_name_; }
 
     // A CPU starts or stops running tasks (SMT contention, governor load, residency).
@@ -78,8 +82,10 @@ public:
 
 private:
     enum Kind : uint16_t { kApply, kSample };
-    struct Domain {
+    struct Domain {  // one cpufreq policy: its CPUs, OPP table and governor state
         std::vector<int> cpus;
+        std::vector<int64_t> opp;  // ascending, absolute kHz
+        int64_t fmin = 1, fmax = 1;
         int64_t cur = 0, target = 0;
         size_t cur_idx = 0;  // index of cur in the OPP table
         int64_t requested = 0;  // conservative: the unrounded frequency it steps
@@ -101,7 +107,8 @@ private:
     void recompute_speed(int cpu);
     void set_domain_freq(Domain& d, int64_t khz);
     void request(Domain& d, int64_t khz);
-    int64_t opp_at_least(int64_t khz) const;
+    static int64_t opp_at_least(const Domain& d, int64_t khz);
+    const Domain& dom(int cpu) const { return doms_[static_cast<size_t>(dom_of_[static_cast<size_t>(cpu)])]; }
     int64_t transfer_ns_per_kib_uncached(int from, int to) const;
     void account(int cpu);
     void sample(Domain& d);
@@ -114,8 +121,6 @@ private:
     HwObserver* obs_ = nullptr;
     std::string gov_name_;
     enum class Gov { performance, powersave, schedutil, ondemand, conservative } gov_;
-    std::vector<int64_t> opp_;
-    int64_t fmax_ = 1, fmin_ = 1;
     Time rate_limit_ = 0;
     std::vector<Domain> doms_;
     std::vector<int> dom_of_;

@@ -1,5 +1,6 @@
 #include "hw/machine_profile.h"
 
+#include <algorithm>
 #include <set>
 #include <stdexcept>
 
@@ -137,17 +138,40 @@ std::vector<MachineProfile::Line> MachineProfile::describe() const {
         }
         out.push_back({f.info.name, text, f.info.unit, f.info.help, source_of(f.info.name), key, typed.dump()});
     }
-    std::string opps;
-    nlohmann::json opp_typed = nlohmann::json::array();
-    for (int64_t k : opp_khz) {
-        if (!opps.empty()) opps += ' ';
-        opps += std::to_string(k);
-        opp_typed.push_back(exact_frequency(k));
+    if (cpufreq_policies.empty()) {
+        std::string opps;
+        nlohmann::json opp_typed = nlohmann::json::array();
+        for (int64_t k : opp_khz) {
+            if (!opps.empty()) opps += ' ';
+            opps += std::to_string(k);
+            opp_typed.push_back(exact_frequency(k));
+        }
+        out.push_back({"opp_khz", opps.empty() ? "fixed" : opps, "kHz", "operating points, ascending", source_of("opp_khz"),
+                       "opp", opp_typed.dump()});
+        out.push_back({"freq_domain", freq_domain, "", "CPUs sharing a clock", source_of("freq_domain"), "freq_domain",
+                       nlohmann::json(freq_domain).dump()});
+    } else {  // per-policy clocks replace the shared table and its grouping
+        std::string text;
+        nlohmann::json typed = nlohmann::json::array();
+        for (const auto& pol : cpufreq_policies) {
+            if (!text.empty()) text += ' ';
+            text += pol.cpus + ':';
+            nlohmann::json freqs = nlohmann::json::array();
+            for (size_t i = 0; i < pol.opp_khz.size(); ++i) {
+                if (i) text += ',';
+                text += std::to_string(pol.opp_khz[i]);
+                freqs.push_back(exact_frequency(pol.opp_khz[i]));
+            }
+            nlohmann::json d = {{"cpus", pol.cpus}, {"opp", std::move(freqs)}};
+            if (pol.capacity_dmips_mhz) {
+                text += "/dmips" + std::to_string(pol.capacity_dmips_mhz);
+                d["capacity_dmips_mhz"] = pol.capacity_dmips_mhz;
+            }
+            typed.push_back(std::move(d));
+        }
+        out.push_back({"cpufreq_policies", text, "kHz", "clock domains: cpus:their OPPs[/capacity-dmips-mhz], ...",
+                       source_of("cpufreq_policies"), "cpufreq_policies", typed.dump()});
     }
-    out.push_back({"opp_khz", opps.empty() ? "fixed" : opps, "kHz", "operating points, ascending", source_of("opp_khz"),
-                   "opp", opp_typed.dump()});
-    out.push_back({"freq_domain", freq_domain, "", "CPUs sharing a clock", source_of("freq_domain"), "freq_domain",
-                   nlohmann::json(freq_domain).dump()});
     out.push_back({"governor", governor, "", "cpufreq governor", source_of("governor"), "governor", nlohmann::json(governor).dump()});
     std::string states;
     nlohmann::json states_typed = nlohmann::json::array();
@@ -357,6 +381,50 @@ std::vector<MachineProfile::PerfDomain> read_energy_model(const JsonNode& v) {
     return out;
 }
 
+// The clock domains as a device tree gives them (CPUs sharing an opp-shared table or a
+// qcom,freq-domain; capacity-dmips-mhz per CPU): per policy its CPUs and OPPs in absolute kHz.
+std::vector<MachineProfile::CpufreqPolicy> read_cpufreq_policies(const JsonNode& v) {
+    v.require_array();
+    if (v.size() == 0) v.fail("expected at least one cpufreq policy (leave \"cpufreq_policies\" out for one OPP table)");
+    std::vector<MachineProfile::CpufreqPolicy> out;
+    std::set<int> seen;
+    InputErrorCollector errors;  // every bad policy, each on its own line
+    for (size_t i = 0; i < v.size(); ++i) {
+        const JsonNode d = v[i];
+        MachineProfile::CpufreqPolicy pol;
+        const bool ok = errors.attempt([&] {
+            d.require_object();
+            d.check_keys({"cpus", "opp", "capacity_dmips_mhz"});
+            const JsonNode c = d.at("cpus");
+            pol.cpus = c.as_string();
+            try {
+                pol.cpu_ids = parse_cpu_list(pol.cpus);
+            } catch (const std::exception&) {
+                c.fail("expected a Linux CPU list such as \"0-3\"");
+            }
+            if (pol.cpu_ids.empty()) c.fail("expected at least one CPU");
+            for (int id : pol.cpu_ids)
+                if (!seen.insert(id).second) c.fail("expected each CPU in one cpufreq policy; CPU " + std::to_string(id) + " is in two");
+            const JsonNode o = d.at("opp");
+            o.require_array();
+            if (o.size() == 0) o.fail("expected at least one OPP");
+            for (size_t j = 0; j < o.size(); ++j) {
+                const int64_t k = o[j].as_frequency_khz(1000, 100000000);
+                if (!pol.opp_khz.empty() && k <= pol.opp_khz.back()) o[j].fail("expected operating points in ascending order");
+                pol.opp_khz.push_back(k);
+            }
+            if (auto k = d.get("capacity_dmips_mhz")) pol.capacity_dmips_mhz = k->as_int(1, 100000);
+        });
+        if (ok) out.push_back(std::move(pol));
+    }
+    errors.finish();
+    // topology_normalize_cpu_scale() gives up unless every CPU has capacity-dmips-mhz.
+    for (size_t i = 1; i < out.size(); ++i)
+        if ((out[i].capacity_dmips_mhz > 0) != (out.front().capacity_dmips_mhz > 0))
+            v[i].fail("expected \"capacity_dmips_mhz\" on every cpufreq policy or on none");
+    return out;
+}
+
 std::string source_text(const JsonNode& n) {
     std::string s = n.as_string();
     if (s.empty()) n.fail("expected a source: where the value comes from (a datasheet, a measurement, an estimate)");
@@ -371,9 +439,20 @@ void MachineProfile::apply_overrides(const JsonNode& node) {
     names.insert(names.end(), param_keys().begin(), param_keys().end());
     InputErrorCollector errors;  // every unknown key and bad value, each on its own line
     names.push_back("energy_model");
+    names.push_back("cpufreq_policies");
     errors.attempt([&] { node.check_keys(names); });
+    if (auto v = node.get("cpufreq_policies"))
+        errors.attempt([&] {
+            cpufreq_policies = read_cpufreq_policies(*v);
+            opp_khz.clear();
+            sources["cpufreq_policies"] = "scenario override";
+        });
     for (const auto& key : param_keys())
-        if (auto v = node.get(key)) errors.attempt([&] { sources[read_param(*this, key, *v)] = "scenario override"; });
+        if (auto v = node.get(key)) errors.attempt([&] {
+            if ((key == "opp" || key == "freq_domain") && (!cpufreq_policies.empty() || node.has("cpufreq_policies")))
+                v->fail("expected no \"" + key + "\" on a machine with \"cpufreq_policies\" (each policy lists its CPUs and OPPs)");
+            sources[read_param(*this, key, *v)] = "scenario override";
+        });
     if (auto v = node.get("energy_model"))
         errors.attempt([&] {
             energy_model = read_energy_model(*v);
@@ -389,12 +468,21 @@ MachineProfile profile_from_json(const JsonNode& node, std::string name) {
     std::vector<std::string> names{"source"};
     names.insert(names.end(), param_keys().begin(), param_keys().end());
     names.push_back("energy_model");  // optional
+    names.push_back("cpufreq_policies");  // optional; replaces "opp" and "freq_domain"
     InputErrorCollector errors;  // every parameter's mistakes, each on its own line
     const bool keys_ok = errors.attempt([&] { node.check_keys(names); });
     // A misspelt key is one mistake: the required key it stands for is not reported missing too.
     if (keys_ok || node.has("source")) errors.attempt([&] { p.source = source_text(node.at("source")); });
+    const bool per_policy = node.has("cpufreq_policies");
     for (const auto& key : param_keys()) {
         if (!keys_ok && !node.has(key)) continue;
+        if (per_policy && (key == "opp" || key == "freq_domain")) {
+            if (node.has(key))
+                errors.attempt([&] {
+                    node.at(key).fail("expected no \"" + key + "\" with \"cpufreq_policies\" (each policy lists its CPUs and OPPs)");
+                });
+            continue;
+        }
         errors.attempt([&] {
             const JsonNode e = node.at(key);
             e.require_object();
@@ -412,6 +500,21 @@ MachineProfile profile_from_json(const JsonNode& node, std::string name) {
             entry.finish();
         });
     }
+    if (auto cp = node.get("cpufreq_policies"))
+        errors.attempt([&] {
+            const JsonNode e = *cp;
+            e.require_object();
+            e.check_keys({"value", "source", "note"});
+            InputErrorCollector entry;
+            entry.attempt([&] { p.cpufreq_policies = read_cpufreq_policies(e.at("value")); });
+            entry.attempt([&] {
+                if (auto s = e.get("source")) p.sources["cpufreq_policies"] = source_text(*s);
+            });
+            entry.attempt([&] {
+                if (auto n = e.get("note")) (void)n->as_string();
+            });
+            entry.finish();
+        });
     if (auto em = node.get("energy_model"))
         errors.attempt([&] {
             const JsonNode e = *em;
@@ -451,6 +554,60 @@ std::string energy_model_mismatch(const MachineProfile& profile, const Topology&
     return {};
 }
 
+std::string cpufreq_policy_mismatch(const MachineProfile& profile, const Topology& topo) {
+    if (profile.cpufreq_policies.empty()) return {};
+    std::vector<int> policy_of(static_cast<size_t>(topo.nr_cpus()), -1);
+    for (size_t i = 0; i < profile.cpufreq_policies.size(); ++i) {
+        const auto& pol = profile.cpufreq_policies[i];
+        for (int c : pol.cpu_ids) {
+            if (c < 0 || c >= topo.nr_cpus())
+                return "cpufreq policy \"" + pol.cpus + "\" names CPU " + std::to_string(c) + ", which the topology lacks";
+            policy_of[static_cast<size_t>(c)] = static_cast<int>(i);
+        }
+    }
+    for (int c = 0; c < topo.nr_cpus(); ++c)
+        if (policy_of[static_cast<size_t>(c)] < 0) return "CPU " + std::to_string(c) + " is in no cpufreq policy";
+    // One performance domain per policy, over its OPPs (dev_pm_opp_of_register_em() reads the same table).
+    for (const auto& pd : profile.energy_model) {
+        const int first = pd.cpu_ids.empty() || pd.cpu_ids.front() >= topo.nr_cpus() ? -1 : policy_of[static_cast<size_t>(pd.cpu_ids.front())];
+        if (first < 0) continue;  // energy_model_mismatch() reports it
+        const auto& pol = profile.cpufreq_policies[static_cast<size_t>(first)];
+        if (pd.cpu_ids != pol.cpu_ids)
+            return "performance domain \"" + pd.cpus + "\" is not the cpufreq policy \"" + pol.cpus + "\"";
+        bool same = pd.opps.size() == pol.opp_khz.size();
+        for (size_t i = 0; same && i < pd.opps.size(); ++i) same = pd.opps[i].khz == pol.opp_khz[i];
+        if (!same) return "performance domain \"" + pd.cpus + "\" lists other frequencies than its cpufreq policy's OPPs";
+    }
+    return {};
+}
+
+std::vector<int> policy_capacities(const MachineProfile& profile, int nr_cpus) {
+    if (!profile.capacities_from_policies()) return {};
+    std::vector<int64_t> raw(static_cast<size_t>(nr_cpus), 0);
+    int64_t scale = 1;
+    for (const auto& pol : profile.cpufreq_policies)
+        for (int c : pol.cpu_ids) {
+            if (c < 0 || c >= nr_cpus) continue;
+            raw[static_cast<size_t>(c)] = pol.capacity_dmips_mhz * pol.opp_khz.back();
+            scale = std::max(scale, raw[static_cast<size_t>(c)]);
+        }
+    std::vector<int> out(static_cast<size_t>(nr_cpus));
+    for (size_t c = 0; c < out.size(); ++c) out[c] = static_cast<int>(std::max<int64_t>(1, raw[c] * 1024 / scale));
+    return out;
+}
+
+Topology with_policy_capacities(const Topology& topo, const MachineProfile& profile) {
+    if (const std::string why = cpufreq_policy_mismatch(profile, topo); !why.empty()) throw std::invalid_argument(why);
+    const std::vector<int> caps = policy_capacities(profile, topo.nr_cpus());
+    if (caps.empty()) return topo;
+    std::vector<CpuInfo> cpus = topo.cpus();
+    for (auto& c : cpus) c.capacity = caps[static_cast<size_t>(c.id)];
+    std::vector<std::vector<int>> dist(static_cast<size_t>(topo.nr_nodes()));
+    for (int a = 0; a < topo.nr_nodes(); ++a)
+        for (int b = 0; b < topo.nr_nodes(); ++b) dist[static_cast<size_t>(a)].push_back(topo.node_distance(a, b));
+    return Topology::from_cpus(topo.name(), topo.description(), std::move(cpus), std::move(dist), topo.has_clusters());
+}
+
 MachineFile machine_file_from_json(const JsonNode& doc) {
     doc.require_object();
     // The topology and the profile are independent: the errors of both are reported.
@@ -461,6 +618,9 @@ MachineFile machine_file_from_json(const JsonNode& doc) {
     if (topo_ok || doc.has("profile"))  // a misspelt "profile" is reported once, as unknown
         errors.attempt([&] { profile = profile_from_json(doc.at("profile"), machine_name_of(doc.file())); });
     errors.finish();
+    if (const std::string why = cpufreq_policy_mismatch(profile, topo); !why.empty())
+        doc.at("profile").at("cpufreq_policies").at("value").fail("expected cpufreq policies over the topology's CPUs: " + why);
+    topo = with_policy_capacities(topo, profile);
     if (const std::string why = energy_model_mismatch(profile, topo); !why.empty())
         doc.at("profile").at("energy_model").at("value").fail("expected performance domains over the topology's CPUs: " + why);
     return {std::move(topo), std::move(profile)};

@@ -70,6 +70,21 @@ struct MachineProfile {
     };
     std::vector<PerfDomain> energy_model;
 
+    // Per-policy clocks (a cpufreq policy per clock domain, each with its own OPP table), optional.
+    // Empty: every CPU runs `opp_khz`, grouped by `freq_domain`. Given: each CPU in one policy, at
+    // that policy's absolute frequencies; with `capacity_dmips_mhz` on every policy the CPUs'
+    // capacities are derived (topology_normalize_cpu_scale()) instead of read from the topology.
+    struct CpufreqPolicy {
+        std::string cpus;              // Linux cpulist, as written
+        std::vector<int> cpu_ids;      // parsed
+        std::vector<int64_t> opp_khz;  // ascending
+        int64_t capacity_dmips_mhz = 0;  // the device tree's capacity-dmips-mhz; 0: not given
+    };
+    std::vector<CpufreqPolicy> cpufreq_policies;
+    bool capacities_from_policies() const {
+        return !cpufreq_policies.empty() && cpufreq_policies.front().capacity_dmips_mhz > 0;
+    }
+
     // Cache refill after a task runs elsewhere, per KiB of its working set, by distance travelled.
     int64_t refill_smt_ns_per_kib = 2;        // the sibling shares L1/L2
     int64_t refill_cluster_ns_per_kib = 30;   // shared L2 / cluster cache
@@ -120,6 +135,16 @@ MachineFile machine_file_from_json(const JsonNode& doc);  // doc.file() names th
 // Why `profile`'s energy model cannot run on `topo` (a CPU outside it or in no domain, one domain
 // over CPUs of different capacities); empty: it fits (or there is none).
 std::string energy_model_mismatch(const MachineProfile& profile, const Topology& topo);
+// Why `profile`'s cpufreq policies cannot run on `topo` (a CPU outside it or in no policy, an
+// energy-model domain that is not a policy or lists other frequencies); empty: they fit (or there
+// are none).
+std::string cpufreq_policy_mismatch(const MachineProfile& profile, const Topology& topo);
+// topology_normalize_cpu_scale(): capacity-dmips-mhz x the policy's highest frequency, scaled so the
+// largest is 1024 (rounded down). Empty when the profile gives no capacity-dmips-mhz.
+std::vector<int> policy_capacities(const MachineProfile& profile, int nr_cpus);
+// `topo` with the capacities policy_capacities() derives (unchanged when it derives none).
+// Throws std::invalid_argument when the policies do not fit the topology.
+Topology with_policy_capacities(const Topology& topo, const MachineProfile& profile);
 MachineFile load_machine_file(const std::string& path);
 // The profile of the machine `name` in the machines directory; throws std::out_of_range if unknown.
 MachineProfile make_machine_profile(const std::string& name);

@@ -30,6 +30,8 @@ void Scheduler::build_perf_domains() {
         for (int c : spec.cpu_ids) pd.cpus.set(c);
         pd.nr_cpus = static_cast<int>(spec.cpu_ids.size());
         pd.capacity = capacity_of(spec.cpu_ids.front());
+        // The domain's own highest OPP: with per-policy clocks its OPPs are the cpufreq policy's
+        // (cpufreq_policy_mismatch() checks), so this is the f_max schedutil and PELT scale by.
         const int64_t fmax = spec.opps.back().khz;
         std::vector<EmPerfState> all;
         for (const auto& o : spec.opps) {

@@ -131,7 +131,7 @@ TEST_CASE("schedutil: the e5-2650-2s profile is a package-wide 1.2-2.6 GHz P-sta
     REQUIRE(r.hw.governor() == "schedutil");
     REQUIRE(r.prof.opp_khz.front() == kFmin);
     REQUIRE(r.prof.opp_khz.back() == kFmax);
-    REQUIRE(r.hw.max_khz() == kFmax);
+    REQUIRE(r.hw.max_khz(0) == kFmax);
     REQUIRE(r.prof.freq_transition_ns == 10 * kNsPerUs);
     REQUIRE(r.prof.sugov_rate_limit_ns == 0);  // so: 1.5 x transition latency
     for (int c = 0; c < r.topo.nr_cpus(); ++c) CHECK(r.hw.freq_khz(c) == kFmax);

@@ -56,7 +56,7 @@ CpuSet set_of(std::initializer_list<int> cpus) {
 TEST_CASE("Every machine file builds and says which machine it approximates", "[topology]") {
     const std::map<std::string, int> expected = {{"altra-80", 80},   {"xeon-2s-16c32t", 32}, {"e5-2650-2s", 32},
                                                  {"epyc-zen4-2s", 384}, {"bl-4-3-1", 8},      {"kvm-2vcpu", 2},
-                                                 {"kvm-2vcpu-spr", 2}};
+                                                 {"kvm-2vcpu-spr", 2}, {"sm8250", 8}};
     REQUIRE(machine_names().size() == expected.size());
     for (const auto& name : machine_names()) {
         INFO(name);
