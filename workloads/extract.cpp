@@ -35,7 +35,7 @@ const ParamTable& extract_params() {
             {.name = "write_size_min", .type = ParamType::size, .default_value = "4KiB", .min = 1, .max = kMaxWriteSize,
              .help = "smallest write(); each write's size is drawn uniformly in [`write_size_min`, "
                      "`write_size_max`] bytes from the run's seed. Up to 128 KiB, one write() is one WRITE request "
-                     "(fuse_perform_write fills at most max_pages, 32 pages by default, per request)"},
+                     "(fuse_perform_write fills at most max_pages per request: the kernel's default of 32 pages, unless the server's INIT reply raises it)"},
             {.name = "write_size_max", .type = ParamType::size, .default_value = "64KiB", .min = 1,
              .max = kMaxWriteSize, .help = "largest write(), at least `write_size_min`"},
             {.name = "cpus", .type = ParamType::cpulist,
