@@ -137,10 +137,14 @@ std::string report_table(const Scenario& sc, const std::vector<RunRecord>& runs)
     const std::vector<Group> gs = groups(runs);
     bool elapsed_column = false;
     for (const auto& g : gs) elapsed_column |= no_ops(g);
+    // Runs on a machine with an energy model get an "energy mJ" column (energy_mj, docs/metrics.md).
+    bool energy_column = false;
+    for (const auto& r : runs) energy_column |= r.result.metrics.get(Metric::energy_mj) > 0;
     std::vector<std::vector<std::string>> rows;
     rows.push_back({"case", "policy", "seeds"});
     for (const auto& [col, defs] : columns) rows.back().push_back(defs.front()->shown.table.header);
     if (elapsed_column) rows.back().push_back("elapsed ms");
+    if (energy_column) rows.back().push_back("energy mJ");
     rows.back().push_back("done");
     char buf[128];
     bool any_spread = false, any_too_few = false;
@@ -171,6 +175,7 @@ std::string report_table(const Scenario& sc, const std::vector<RunRecord>& runs)
             row.push_back(cell);
         }
         if (elapsed_column) row.push_back(cell_text(stat(g, Metric::sim_time_ns), 3, 1e6, true, metric_def(Metric::sim_time_ns)));
+        if (energy_column) row.push_back(cell_text(stat(g, Metric::energy_mj), 2, 1, true, metric_def(Metric::energy_mj)));
         bool done = true;
         for (const auto* r : g.runs) done &= r->result.completed;
         row.push_back(done ? "yes" : "limit");

@@ -61,6 +61,12 @@ Hardware::Hardware(Engine& engine, const Topology& topo, const MachineProfile& p
         d.cur_idx = static_cast<size_t>(std::lower_bound(d.opp.begin(), d.opp.end(), start) - d.opp.begin());
         d.busy_at_sample.assign(d.cpus.size(), 0);
     }
+    // Each CPU's power at each OPP from the energy model, once (the window's sum needs no lookup).
+    em_power_uw_.assign(static_cast<size_t>(n), {});
+    if (!prof_.energy_model.empty() && energy_model_mismatch(prof_, topo_).empty())
+        for (const auto& pd : prof_.energy_model)
+            for (int c : pd.cpu_ids)
+                for (int64_t khz : dom(c).opp) em_power_uw_[static_cast<size_t>(c)].push_back(em_power_uw(pd, khz, dom(c).fmax));
     states_ = prof_.effective_idle_states();
     teo_ = prof_.idle_governor == "teo";
     busy_.assign(static_cast<size_t>(n), 0);
@@ -79,6 +85,7 @@ Hardware::Hardware(Engine& engine, const Topology& topo, const MachineProfile& p
         auto& a = acc_[static_cast<size_t>(c)];
         a.idle_res.assign(states_.size(), 0);
         a.opp_res.assign(dom(c).opp.size(), 0);
+        a.opp_busy.assign(dom(c).opp.size(), 0);
         recompute_speed(c);
         idle_enter(c);
     }
@@ -109,6 +116,13 @@ void Hardware::recompute_speed(int cpu) {
     speed_[static_cast<size_t>(cpu)] = s;
 }
 
+int64_t Hardware::em_power_uw(const MachineProfile::PerfDomain& pd, int64_t khz, int64_t fmax_khz) {
+    const int64_t em_fmax = pd.opps.back().khz;
+    for (const auto& o : pd.opps)
+        if (o.khz * fmax_khz >= khz * em_fmax) return o.power_uw;
+    return pd.opps.back().power_uw;
+}
+
 // cpufreq_driver_resolve_freq() with CPUFREQ_RELATION_L: the policy's lowest OPP at or above khz.
 int64_t Hardware::opp_at_least(const Domain& d, int64_t khz) {
     for (int64_t f : d.opp)
@@ -129,6 +143,7 @@ void Hardware::account(int cpu) {
         a.busy_time += dt;
     }
     a.opp_res[d.cur_idx] += dt;
+    if (a.busy) a.opp_busy[d.cur_idx] += dt;
     a.last = now;
 }
 
@@ -369,6 +384,7 @@ void Hardware::begin_window() {
         a.khz_time = a.khz_busy_time = 0;
         a.busy_time = 0;
         std::fill(a.opp_res.begin(), a.opp_res.end(), 0);
+        std::fill(a.opp_busy.begin(), a.opp_busy.end(), 0);
         // Idle residency restarts now; a CPU idle across the boundary counts from here.
         std::fill(a.idle_res.begin(), a.idle_res.end(), 0);
         if (idle_state_[static_cast<size_t>(c)] >= 0) a.idle_entered = engine_.now();
@@ -410,6 +426,16 @@ HardwareStats Hardware::window_stats() const {
     for (size_t i = 0; i < states_.size(); ++i)
         out.idle_residency.emplace_back(states_[i].name, idle_tot[i] / (window * n));
     out.cache_refill_ns = refill_ns_ - refill_at_window_;
+    out.has_energy_model = !em_power_uw_.empty() && !em_power_uw_.front().empty();
+    if (out.has_energy_model)
+        for (int c = 0; c < n; ++c) {
+            const CpuAcc& a = acc_[static_cast<size_t>(c)];
+            const std::vector<int64_t>& p = em_power_uw_[static_cast<size_t>(c)];
+            double uj = 0;  // ns x uW = 1e-9 uJ
+            for (size_t i = 0; i < p.size(); ++i) uj += static_cast<double>(a.opp_busy[i]) * static_cast<double>(p[i]) * 1e-9;
+            out.cpu_energy_uj.push_back(uj);
+            out.energy_uj += uj;
+        }
     return out;
 }
 

@@ -69,6 +69,10 @@ public:
     // Shared data (a pipe buffer, a FUSE request) touched on `cpu`: cost of fetching it from the
     // CPU that touched it last.
     int64_t touch_shared(int object, int64_t bytes, int cpu);
+    // The energy model's power (uW) of a CPU of `pd` running at `khz` of a clock whose highest OPP
+    // is `fmax_khz`: the first state at or above the same fraction of the domain's highest
+    // frequency (the performance it delivers), as em_pd_get_efficient_state() picks states.
+    static int64_t em_power_uw(const MachineProfile::PerfDomain& pd, int64_t khz, int64_t fmax_khz);
     // Per-KiB refill cost for data last used on `from` and needed on `to`, fully warm there.
     int64_t transfer_ns_per_kib(int from, int to) const;
 
@@ -102,6 +106,7 @@ private:
         Time busy_time = 0;
         std::vector<Time> idle_res;  // per idle state
         std::vector<Time> opp_res;   // per OPP
+        std::vector<Time> opp_busy;  // per OPP, while busy (the energy estimate)
         Time idle_entered = 0;
     };
     void recompute_speed(int cpu);
@@ -135,6 +140,7 @@ private:
     std::vector<std::array<Time, 8>> idle_hist_;
     std::vector<int> idle_hist_pos_;
     std::vector<CpuAcc> acc_;
+    std::vector<std::vector<int64_t>> em_power_uw_;  // per CPU, per OPP: its energy-model power; empty: none
     std::vector<int> shared_last_cpu_;
     std::vector<int64_t> boost_;
     std::vector<Time> boost_time_;

@@ -17,6 +17,10 @@ struct HardwareStats {
     std::vector<std::pair<int64_t, double>> freq_residency;       // OPP kHz -> fraction of all CPU-time
     std::vector<std::pair<std::string, double>> idle_residency;   // idle state -> fraction of all CPU-time
     int64_t cache_refill_ns = 0;         // reference-ns of working-set and shared-data refill
+    // Energy estimate from the profile's energy model: busy time at each OPP x that OPP's power.
+    bool has_energy_model = false;       // false: no energy model (or it does not fit), energy 0
+    std::vector<double> cpu_energy_uj;   // per CPU, microjoules (empty without an energy model)
+    double energy_uj = 0;                // sum over CPUs
 };
 
 }  // namespace wakesim

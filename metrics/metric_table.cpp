@@ -333,6 +333,20 @@ constexpr MetricDef kRows[] = {
      kRunOnly, [](const RunInputs& in) -> MetricValue { return Breakdown(in.hw.idle_residency); },
      "object, idle state → fraction of all CPU-time spent in it"},
 
+    // ---- energy
+    {Metric::energy_mj, "energy_mj", "mJ", K::sum, T::real, B::lower, G::energy, kRunOnly,
+     [](const RunInputs& in) -> MetricValue { return in.hw.energy_uj / 1000.0; },
+     "estimate from the machine's energy model: per CPU, its busy time at each OPP × the power of the energy-model "
+     "state that delivers that OPP's fraction of the top frequency, summed over CPUs. Busy only: the energy model "
+     "has no idle, static or cluster power, so those are left out. 0 on a machine without an energy model"},
+    {Metric::cpu_energy_mj, "cpu_energy_mj", "mJ", K::per_cpu, T::per_cpu_real, B::neither, G::energy, kRunOnly,
+     [](const RunInputs& in) -> MetricValue {
+         std::vector<double> e(in.busy_ns.size(), 0.0);
+         for (size_t c = 0; c < e.size() && c < in.hw.cpu_energy_uj.size(); ++c) e[c] = in.hw.cpu_energy_uj[c] / 1000.0;
+         return e;
+     },
+     "per CPU: its share of `energy_mj` (all 0 without an energy model)"},
+
     // ---- time lost
     {Metric::time_lost_cache_refill_ns, "time_lost.cache_refill_ns", "ns", K::duration, T::integer, B::lower,
      G::time_lost, kRunOnly, [](const RunInputs& in) -> MetricValue { return in.hw.cache_refill_ns; },
@@ -422,6 +436,7 @@ const char* group_title(MetricGroup g) {
         case MetricGroup::utilisation: return "Utilisation";
         case MetricGroup::roles: return "Where the application and its server ran";
         case MetricGroup::frequency: return "Frequency and idle states";
+        case MetricGroup::energy: return "Energy";
         case MetricGroup::time_lost: return "Time lost";
         case MetricGroup::simulator: return "Simulator";
         case MetricGroup::kCount: break;

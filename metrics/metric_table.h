@@ -47,6 +47,8 @@ enum class Metric : uint16_t {
     requester_time_by_capacity, server_time_by_capacity,
     // frequency and idle states
     governor, cpu_freq_khz, freq_khz_mean, freq_khz_busy, freq_residency, idle_residency,
+    // energy
+    energy_mj, cpu_energy_mj,
     // time lost
     time_lost_cache_refill_ns, time_lost_wake_latency_ns,
     // simulator
@@ -78,7 +80,8 @@ enum class Better : uint8_t { higher, lower, neither };
 
 // Sections of docs/metrics.md.
 enum class MetricGroup : uint8_t {
-    throughput, wakeups, select, migrations, latency, fuse, scheduling, utilisation, roles, frequency, time_lost, simulator,
+    throughput, wakeups, select, migrations, latency, fuse, scheduling, utilisation, roles, frequency, energy, time_lost,
+    simulator,
     kCount
 };
 

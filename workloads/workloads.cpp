@@ -16,6 +16,7 @@ const WorkloadKind& messaging_workload();
 const WorkloadKind& program_workload();
 const WorkloadKind& fio_workload();
 const WorkloadKind& bonnie_workload();
+const WorkloadKind& extract_workload();
 
 const std::vector<WorkloadKind>& workload_kinds() {
     static const std::vector<WorkloadKind> kinds = {
@@ -24,6 +25,7 @@ const std::vector<WorkloadKind>& workload_kinds() {
         program_workload(),    // rt-app-style task programs
         fio_workload(),        // fio psync reads through FUSE (/dev/fuse, fuse-over-io-uring)
         bonnie_workload(),     // bonnie++ -s0 -n: metadata requests through FUSE
+        extract_workload(),    // an app extracting small files through FUSE (Android shared storage)
     };
     return kinds;
 }

@@ -7,6 +7,15 @@
 
 namespace wakesim {
 
+namespace {
+void note_draw(uint64_t& n, int64_t& lo, int64_t& hi, int64_t& sum, int64_t v) {
+    lo = n == 0 ? v : std::min(lo, v);
+    hi = n == 0 ? v : std::max(hi, v);
+    sum += v;
+    ++n;
+}
+}  // namespace
+
 ProgramDriver::ProgramDriver(std::vector<ProgramTask> tasks, std::vector<Channel> channels,
                              std::vector<int> barrier_sizes, RunControl& ctl, std::vector<TimerDef> timers)
     : ctl_(ctl), defs_(std::move(tasks)), timers_(std::move(timers)) {
@@ -76,6 +85,12 @@ void ProgramDriver::setup(CpuExec& s, Time at, int parent_cpu, uint64_t seed) {
             }
         if (by_task_id_.size() <= static_cast<size_t>(c.task_id)) by_task_id_.resize(static_cast<size_t>(c.task_id) + 1, -1);
         by_task_id_[static_cast<size_t>(c.task_id)] = static_cast<int>(i);
+        for (const Op& op : c.code)
+            if (op.kind == Op::draw || (op.kind == Op::loop_begin && op.b > op.a)) {
+                c.rng = static_cast<int32_t>(rngs_.size());
+                rngs_.emplace_back(seed ^ ((i + 1) * 0x9e3779b97f4a7c15ull), "workload.draw");
+                break;
+            }
     }
     RngStream rng(seed, "workload.fork");
     Time t = at;
@@ -139,9 +154,12 @@ Action ProgramDriver::next_action(Task& t) {
         const Op& op = c.code[c.pc];
         switch (op.kind) {
             case Op::run:
-                if (c.phase == 0 && op.ns > 0) {
-                    c.phase = 1;
-                    return Action::Run(op.ns);
+                if (c.phase == 0) {
+                    const int64_t ns = op.ns + c.drawn * op.ns2 / 1024;
+                    if (ns > 0) {
+                        c.phase = 1;
+                        return Action::Run(ns);
+                    }
                 }
                 c.phase = 0;
                 ++c.pc;
@@ -290,8 +308,20 @@ Action ProgramDriver::next_action(Task& t) {
                 ++c.pc;
                 break;
             }
-            case Op::loop_begin:
-                c.loops.push_back({static_cast<int32_t>(c.pc + 1), op.a > 0 ? op.a : -1});
+            case Op::loop_begin: {
+                int64_t n = op.a > 0 ? op.a : -1;
+                if (op.b > op.a) {  // a drawn count in [a, b]
+                    n = op.a + static_cast<int64_t>(rngs_[static_cast<size_t>(c.rng)].below(static_cast<uint64_t>(op.b - op.a + 1)));
+                    note_draw(draws_.counts, draws_.count_min, draws_.count_max, draws_.count_sum, n);
+                }
+                c.loops.push_back({static_cast<int32_t>(c.pc + 1), n});
+                ++c.pc;
+                break;
+            }
+            case Op::draw:
+                c.drawn = op.ns + static_cast<int64_t>(rngs_[static_cast<size_t>(c.rng)].below(static_cast<uint64_t>(op.ns2 - op.ns + 1)));
+                c.drawn_since_op += c.drawn;
+                note_draw(draws_.sizes, draws_.size_min, draws_.size_max, draws_.size_sum, c.drawn);
                 ++c.pc;
                 break;
             case Op::loop_end: {
@@ -306,7 +336,12 @@ Action ProgramDriver::next_action(Task& t) {
                 break;
             }
             case Op::count_op:
-                ctl_.count_op(op.bytes);
+                if (op.sub == 1) {
+                    ctl_.count_op(static_cast<uint64_t>(c.drawn_since_op));
+                    c.drawn_since_op = 0;
+                } else {
+                    ctl_.count_op(op.bytes);
+                }
                 ++c.pc;
                 break;
             case Op::exit:
@@ -315,7 +350,9 @@ Action ProgramDriver::next_action(Task& t) {
             case Op::fuse_request: {
                 Action a = Action::Block();
                 // b: the opcode, ns: its server work; b = 0 is the connection's READ (fio).
-                const FuseReqArgs args = op.b == 0 ? FuseReqArgs{} : FuseReqArgs{static_cast<FuseOp>(op.b), op.ns};
+                // ns2: the data copies per KiB of the bytes drawn last (a WRITE of a drawn size).
+                const FuseReqArgs args =
+                    op.b == 0 ? FuseReqArgs{} : FuseReqArgs{static_cast<FuseOp>(op.b), op.ns + c.drawn * op.ns2 / 1024};
                 if (fuse_[static_cast<size_t>(op.a)]->request(static_cast<int>(&c - ctx_.data()), c.task_id, c.phase, a,
                                                               args))
                     return a;

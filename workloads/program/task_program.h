@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/rng.h"
 #include "kernel/sched.h"
 #include "sim/cpu_exec.h"
 #include "sim/run_control.h"
@@ -26,14 +27,15 @@ struct Op {
         fuse_aio,      // a: FUSE channel, b: iodepth, ns: I/Os, bytes: per op; an async job's I/O loop
         timer,         // a: timer, ns: period; sleep to the timer's next expiry (rt-app's timer event)
         sleep_until,   // ns: offset from the workload's start; a task's start delay (rt-app's delay)
+        draw,          // ns..ns2: bytes drawn uniformly from the task's seeded stream (the `extract` kind)
     };
     Kind kind = run;
     int64_t ns = 0;    // run: work; wait: cost before blocking; sleep: duration
-    int64_t ns2 = 0;   // wait: cost after the token arrives
+    int64_t ns2 = 0;   // wait: cost after the token arrives; run, fuse_request: more work per KiB drawn
     int32_t a = 0;     // channel, task, barrier index; loop count (0 = forever)
-    int32_t b = 0;     // loop_end: index of its loop_begin
+    int32_t b = 0;     // loop_end: index of its loop_begin; loop_begin: > a, the count is drawn in [a, b]
     uint32_t bytes = 0;  // count_op: payload bytes
-    uint8_t sub = 0;     // fuse_aio: the FuseOp of its requests
+    uint8_t sub = 0;     // fuse_aio: the FuseOp of its requests; count_op: 1 counts the bytes drawn since the last op
 };
 
 // Program text: a list of Ops that every instance of a task shares (a `count: 100000` task holds
@@ -110,6 +112,14 @@ public:
     int nr_channels() const { return static_cast<int>(chans_.size()); }
     // The FUSE connection of channel `ch`, nullptr for a token channel.
     const FuseConn* fuse_conn(int ch) const { return fuse_[static_cast<size_t>(ch)].get(); }
+    // What the `draw` steps and drawn loop counts drew, for tests: every draw lies in its range and
+    // the same seed draws the same values.
+    struct DrawStats {
+        uint64_t counts = 0, sizes = 0;    // loop counts and sizes drawn
+        int64_t count_min = 0, count_max = 0, count_sum = 0;
+        int64_t size_min = 0, size_max = 0, size_sum = 0;
+    };
+    const DrawStats& draws() const { return draws_; }
 
 private:
     // A FIFO of program tasks threaded through wait_next_: head and tail, -1 when empty.
@@ -138,6 +148,9 @@ private:
         Code code;  // shares the task definition's list
         Time base = 0;            // the workload's start plus the task's delay: where its timers start
         int32_t timer_slot = -1;  // its first per-instance timer in timer_states_, -1: none
+        int32_t rng = -1;         // its stream in rngs_ when its program draws, -1: none
+        int64_t drawn = 0;        // bytes of its last `draw`
+        int64_t drawn_since_op = 0;  // bytes drawn since its last counted op
     };
     struct Barrier {
         int size = 0, arrived = 0;
@@ -163,6 +176,8 @@ private:
     int32_t per_instance_timers_ = 0;
     std::vector<TimerState> timer_states_;   // the shared timers, then each using instance's block
     Time start_ = 0;                         // the workload's start: time zero of every timer
+    std::vector<RngStream> rngs_;     // one per drawing task: its draws do not depend on the others'
+    DrawStats draws_;
     std::vector<Ctx> ctx_;            // by program task index
     std::vector<int> wait_next_;      // by program task index: the next task in its wait list
     std::vector<uint8_t> waiting_;    // by program task index: in a wait list now
