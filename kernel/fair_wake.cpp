@@ -300,16 +300,21 @@ int Scheduler::select_idle_cpu(const Task& p, int sd_cpu, bool has_idle_core, in
     return idle_cpu;
 }
 
+// select_idle_capacity(): the first idle CPU that fits fully; else the one that fits best (-1,
+// only the uclamp_min hint missed, before 0), the largest capacity among equals.
 int Scheduler::select_idle_capacity(const Task& p, int target) const {
     const CpuDomains& cd = sd_.of(target);
     const CpuSet span = cd.levels[static_cast<size_t>(cd.sd_asym_cpucapacity)].span & p.allowed;
-    int best = -1, best_cap = 0;
+    const double util = task_util(p);
+    int best = -1, best_cap = 0, best_fits = 0;
     for (int c = span.next_wrap(target); c >= 0;) {
         if (usable(c)) {
-            if (task_fits_cpu(p, c)) return c;
-            if (capacity_of(c) > best_cap) {
+            const int fits = util_fits_cpu(util, p.uclamp_min, p.uclamp_max, c);
+            if (fits > 0) return c;
+            if (fits < best_fits || (fits == best_fits && capacity_of(c) > best_cap)) {
                 best = c;
                 best_cap = capacity_of(c);
+                best_fits = fits;
             }
         }
         c = span.next_wrap(c + 1);
