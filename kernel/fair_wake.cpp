@@ -412,13 +412,26 @@ int Scheduler::select_task_rq_fair(Task& p, int prev, uint32_t wake_flags, const
             select_outcome(SelectOutcome::current_cpu, this_cpu);
             return this_cpu;
         }
-        // EAS decides before wake_affine while the root domain is not overutilized; WF_SYNC plays no part.
+        // EAS decides before wake_affine while the root domain is not overutilized; WF_SYNC plays no
+        // part in mainline. A policy's `in_feec` rule comes first (kernel/wake_policy.h).
         if (eas_) {
             FeecEv ev;
             ev.prev = prev;
             ev.overutilized_cpu = eas_snapshot();
             int c = -1;
-            if (ev.overutilized_cpu < 0) c = find_energy_efficient_cpu(p, prev, this_cpu, steps_ ? &ev : nullptr);
+            if (ev.overutilized_cpu < 0) {
+                for (const auto& rule : policy_.rules) {
+                    const int r = rule->in_feec(ctx);
+                    if (r >= 0 && p.allowed.test(r)) {
+                        c = r;
+                        ev.result = FeecResult::policy;
+                        ev.cpu = r;
+                        if (explain_) obs_->policy_rule({rule->name(), PolicyHook::in_feec, r});
+                        break;
+                    }
+                }
+                if (c < 0) c = find_energy_efficient_cpu(p, prev, this_cpu, steps_ ? &ev : nullptr);
+            }
             if (steps_) obs_->feec(ev);
             if (c >= 0) {
                 select_outcome(SelectOutcome::eas, c);
