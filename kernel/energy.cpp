@@ -72,16 +72,17 @@ int Scheduler::eas_snapshot() {
         const double d = elapsed_decay(engine_.now() - rq.pelt.last_update);
         const double u = rq.pelt.util_avg * d + (rq.curr ? 1024.0 * hw_.invariant_speed(c) * (1.0 - d) : 0.0);
         eas_util_[static_cast<size_t>(c)] = u;
-        if (over >= 0) continue;
-        const double cu = std::min<double>(u, capacity_of(c));
-        if (!uclamp_used_) {
-            if (!(cu * 1280.0 < capacity_of(c) * 1024.0)) over = c;
-        } else {
-            const RqClamp r = uclamp_rq(c);
-            if (util_fits_cpu(cu, r.min, r.max, c) == 0) over = c;
-        }
+        if (over < 0 && !(std::min<double>(u, capacity_of(c)) * 1280.0 < capacity_of(c) * 1024.0)) over = c;
     }
-    return over;
+    if (over < 0 || !uclamp_used_) return over;
+    // With clamps, a CPU whose utilisation does not fit may still fit its runqueue's uclamp_max
+    // (util_fits_cpu() is 0 only where fits_capacity() fails).
+    for (int c = over; c < topo_.nr_cpus(); ++c) {
+        const RqClamp r = uclamp_rq(c);
+        const double cu = std::min<double>(eas_util_[static_cast<size_t>(c)], capacity_of(c));
+        if (util_fits_cpu(cu, r.min, r.max, c) == 0) return c;
+    }
+    return -1;
 }
 
 // rd->overutilized, evaluated over every CPU when a wakeup reads it. The kernel sets the flag on
@@ -110,20 +111,23 @@ double Scheduler::eas_cpu_util(int cpu, const Task& p, int dst_cpu, double p_uti
 double Scheduler::compute_energy(const EmPerfDomain& pd, const Task& p, int dst_cpu, double p_util_avg, double p_util,
                                  double pd_busy) const {
     double max_util = 0;
-    for (int c = pd.cpus.first(); c >= 0; c = pd.cpus.next(c + 1)) {
-        const double u = eas_cpu_util(c, p, dst_cpu, p_util_avg, p_util);
-        const double cap = capacity_of(c);
-        if (!uclamp_used_) {
-            max_util = std::max(max_util, std::min(u * 1.25, cap));
-            continue;
+    if (!uclamp_used_) {
+        for (int c = pd.cpus.first(); c >= 0; c = pd.cpus.next(c + 1)) {
+            const double u = eas_cpu_util(c, p, dst_cpu, p_util_avg, p_util);
+            max_util = std::max(max_util, std::min(u * 1.25, static_cast<double>(capacity_of(c))));
         }
-        const RqClamp r = uclamp_rq(c);
-        double lo = r.min, hi = std::min(cap, static_cast<double>(r.max));
-        if (c == dst_cpu) {
-            lo = std::max(lo, static_cast<double>(p.uclamp_min));
-            hi = r.idle ? p.uclamp_max : std::max(hi, static_cast<double>(p.uclamp_max));
+    } else {
+        for (int c = pd.cpus.first(); c >= 0; c = pd.cpus.next(c + 1)) {
+            const double u = eas_cpu_util(c, p, dst_cpu, p_util_avg, p_util);
+            const double cap = capacity_of(c);
+            const RqClamp r = uclamp_rq(c);
+            double lo = r.min, hi = std::min(cap, static_cast<double>(r.max));
+            if (c == dst_cpu) {
+                lo = std::max(lo, static_cast<double>(p.uclamp_min));
+                hi = r.idle ? p.uclamp_max : std::max(hi, static_cast<double>(p.uclamp_max));
+            }
+            max_util = std::max(max_util, std::max(lo, std::min(u * 1.25, hi)));
         }
-        max_util = std::max(max_util, std::max(lo, std::min(u * 1.25, hi)));
     }
     max_util = std::min(max_util, static_cast<double>(pd.capacity));
     double busy = pd_busy;
@@ -173,16 +177,19 @@ int Scheduler::find_energy_efficient_cpu(const Task& p, int prev, int this_cpu, 
             // util_fits_cpu() on the unclamped util with the clamps max-aggregated over p and a
             // busy runqueue (uclamp_rq_util_with() without its clamp()): 1, -1 (only p's
             // uclamp_min does not fit) or 0, a CPU the task would overutilize, skipped.
-            int umin = p_umin, umax = p_umax;
-            if (uclamp_used_) {
+            int fits = 1;
+            if (!uclamp_used_) {
+                if (!(util * 1280.0 < cap * 1024.0)) continue;
+            } else {
+                int umin = p_umin, umax = p_umax;
                 const RqClamp r = uclamp_rq(c);
                 if (!r.idle) {
                     umin = std::max(r.min, p_umin);
                     umax = std::max(r.max, p_umax);
                 }
+                fits = util_fits_cpu(util, umin, umax, c);
+                if (fits == 0) continue;
             }
-            const int fits = util_fits_cpu(util, umin, umax, c);
-            if (fits == 0) continue;
             const double spare = std::max(0.0, cap - util);
             if (c == prev) {
                 prev_spare = spare;
