@@ -20,10 +20,11 @@
 //   "suspend" / "resume": t   -> {"suspend": true} / {"resume": t} (t a task of one instance)
 //   "barrier": b              -> a barrier of as many participants as rt-app counts
 //   "cpus", "policy", "priority" per task -> "cpus", SCHED_OTHER/BATCH/IDLE, priority as nice
+//   "util_min", "util_max" per task -> "uclamp_min", "uclamp_max" (rt-app's sched_setattr() clamps)
 // rt-app's signal and resume are lost when nobody waits (a condition variable); a channel and a
 // pending resume keep them. The import says so in the scenario's description.
 // Refused with one line each: what wakesim does not model (real-time and deadline policies, task
-// groups, uclamp, NUMA binding, memory and I/O load, yield, fork, broadcast, sync, the old task
+// groups, per-phase uclamp, NUMA binding, memory and I/O load, yield, fork, broadcast, sync, the old task
 // format of exec/lock_order/resources).
 #include "experiment/rtapp_import.h"
 
@@ -371,8 +372,6 @@ struct Reader {
             if (obj.contains(key)) errors.attempt([&] { fail(at + "/" + key, std::string("expected no \"") + key + "\": " + why); });
         };
         refuse("nodes_membind", "wakesim models no NUMA memory binding");
-        refuse("util_min", "wakesim models no utilization clamping (uclamp)");
-        refuse("util_max", "wakesim models no utilization clamping (uclamp)");
         for (const char* dl : {"dl-runtime", "dl-period", "dl-deadline"})
             refuse(dl, "wakesim models the fair class without custom slices, and no SCHED_DEADLINE");
         if (obj.contains("taskgroup")) {
@@ -473,6 +472,13 @@ ojson import_rtapp(const std::string& path, const std::string& machine) {
             if (t.contains("priority")) task["nice"] = r.integer(t["priority"], at + "/priority", -20, 19, "a nice value");
         });
         errors.attempt([&] {
+            // rt-app sets them with sched_setattr(SCHED_FLAG_UTIL_CLAMP_MIN/MAX), which refuses min > max.
+            int64_t lo = 0, hi = 1024;
+            if (t.contains("util_min")) task["uclamp_min"] = lo = r.integer(t["util_min"], at + "/util_min", 0, 1024, "a clamp 0..1024");
+            if (t.contains("util_max")) task["uclamp_max"] = hi = r.integer(t["util_max"], at + "/util_max", 0, 1024, "a clamp 0..1024");
+            if (lo > hi) r.fail(at + "/util_max", "expected util_max at least util_min: sched_setattr() refuses it");
+        });
+        errors.attempt([&] {
             if (t.contains("delay")) {
                 const int64_t us = r.integer(t["delay"], at + "/delay", 0, kMaxUs, "a start delay in microseconds");
                 if (us > 0) task["delay"] = std::to_string(us) + "us";
@@ -500,7 +506,7 @@ ojson import_rtapp(const std::string& path, const std::string& machine) {
                     errors.attempt([&] { r.fail(pat, "expected a phase: an object of events"); });
                     continue;
                 }
-                for (const char* k : {"cpus", "policy", "priority"})
+                for (const char* k : {"cpus", "policy", "priority", "util_min", "util_max"})
                     if (p.contains(k))
                         errors.attempt([&] {
                             r.fail(pat + "/" + k, std::string("expected \"") + k +

@@ -99,7 +99,8 @@ CaseSpec parse_case(const nlohmann::json& doc, const std::string& file, const st
                     const std::string& description) {
     JsonNode root(doc, file);
     root.require_object();
-    root.check_keys({"name", "description", "expected", "machine", "features", "sched", "workload", "policies", "run", "cases"});
+    root.check_keys({"name", "description", "expected", "machine", "features", "sched", "groups", "workload", "policies", "run",
+                     "cases"});
     CaseSpec c;
     c.name = name;
     c.description = description;
@@ -129,7 +130,14 @@ CaseSpec parse_case(const nlohmann::json& doc, const std::string& file, const st
             });
         });
     }
-    const bool workload_read = errors.attempt([&] { c.workload = build_workload(root.at("workload"), c.profile, *c.topo); });
+    // Task groups before the workload, whose tasks name them.
+    TaskGroups groups;
+    const bool groups_read = errors.attempt([&] {
+        if (auto g = root.get("groups")) groups = read_groups(*g, *c.topo);
+    });
+    const bool workload_read = groups_read && errors.attempt([&] {
+        c.workload = build_workload(root.at("workload"), c.profile, *c.topo, groups);
+    });
     static const nlohmann::json kNoRun = nlohmann::json::object();  // JsonNode keeps a pointer: it must outlive it
     JsonNode run = root.get("run") ? root.at("run") : JsonNode(kNoRun, file, "/run");
     errors.attempt([&] {
@@ -168,8 +176,8 @@ std::string scenario_hash(const nlohmann::json& doc) {
 Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
     JsonNode root(doc, file);
     root.require_object();
-    root.check_keys({"name", "description", "expected", "machine", "features", "sched", "workload", "policies", "run", "cases",
-                     "validation"});
+    root.check_keys({"name", "description", "expected", "machine", "features", "sched", "groups", "workload", "policies", "run",
+                     "cases", "validation"});
     Scenario sc;
     sc.file = file;
     sc.hash = scenario_hash(doc);
@@ -228,7 +236,7 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
                 set->require_object();
                 for (const char* k : {"policies", "cases", "name", "description", "expected", "validation"})
                     if (set->has(k))
-                        set->at(k).fail("expected a case to override only machine, features, sched, workload or run");
+                        set->at(k).fail("expected a case to override only machine, features, sched, groups, workload or run");
                 if (set->has("run") && set->at("run").has("seeds"))
                     set->at("run").at("seeds").fail("expected seeds to be set for the whole scenario, not per case");
                 merged.merge_patch(set->raw());

@@ -187,7 +187,8 @@ void Hardware::request(Domain& d, int64_t khz) {
 }
 
 // sugov_update_shared()/sugov_next_freq_shared(): the policy's highest utilisation, 25% headroom,
-// the lowest OPP at or above it, at most once per rate limit.
+// clamped by the runqueue's uclamp (sugov_get_util()), the lowest OPP at or above it, at most once
+// per rate limit.
 void Hardware::util_changed(int cpu) {
     if (gov_ != Gov::schedutil || !client_) return;
     Domain& d = doms_[static_cast<size_t>(dom_of_[static_cast<size_t>(cpu)])];
@@ -197,8 +198,17 @@ void Hardware::util_changed(int cpu) {
     if (d.last_eval != -kTimeNever && now - d.last_eval < rate_limit_) return;
     double rel = 0;
     for (int c : d.cpus) {
-        const double u = std::max(client_->cpu_util(c), static_cast<double>(iowait_boost_value(c)) * topo_.cpu(c).capacity / 1024.0);
-        rel = std::max(rel, u / topo_.cpu(c).capacity);
+        const double cap = topo_.cpu(c).capacity;
+        const double u = std::max(client_->cpu_util(c), static_cast<double>(iowait_boost_value(c)) * cap / 1024.0);
+        if (!uclamp_) {
+            rel = std::max(rel, u / cap);
+            continue;
+        }
+        // effective_cpu_util() + sugov_effective_cpu_perf(): the headroom, capped by the rq's
+        // uclamp_max (and the capacity), raised to its uclamp_min; kept in rel's unit (before 1.25).
+        const UclampPair uc = client_->cpu_uclamp(c);
+        const double perf = std::max(static_cast<double>(uc.min), std::min(1.25 * u, std::min(cap, static_cast<double>(uc.max))));
+        rel = std::max(rel, perf / (1.25 * cap));
     }
     // get_next_freq(): 1.25 x the policy's max frequency x util / capacity, on the policy's OPPs.
     const double want = 1.25 * static_cast<double>(d.fmax) * std::min(1.0, rel);

@@ -17,11 +17,18 @@
 
 namespace wakesim {
 
+// uclamp_rq_get(rq, UCLAMP_MIN / UCLAMP_MAX): a runqueue's clamps, 0..1024.
+struct UclampPair {
+    int min = 0;
+    int max = 1024;
+};
+
 // What the hardware needs from the scheduler.
 class HardwareClient {
 public:
     virtual ~HardwareClient() = default;
     virtual double cpu_util(int cpu) const = 0;      // PELT util_avg, frequency invariant
+    virtual UclampPair cpu_uclamp(int /*cpu*/) const { return {}; }  // asked once some task is clamped
     virtual Time cpu_busy_ns(int cpu) const = 0;     // cumulative non-idle time
     virtual void speed_changed(int cpu) = 0;         // rescale the running segment
 };
@@ -49,6 +56,8 @@ public:
     void set_busy(int cpu, bool busy);
     // cpufreq_update_util(): the CPU's utilisation changed (enqueue, dequeue, tick).
     void util_changed(int cpu);
+    // The scheduler has a clamped task (uclamp_is_used()): schedutil reads the runqueues' clamps.
+    void set_uclamp_used() { uclamp_ = true; }
     // sugov_iowait_boost(): a task woken from I/O wait raises the CPU's boost (128, doubling per
     // consecutive iowait wakeup up to 1024, halved each tick it is not refreshed).
     void iowait_boost(int cpu);
@@ -133,6 +142,7 @@ private:
     std::vector<uint8_t> busy_;
     std::vector<MachineProfile::IdleState> states_;
     bool teo_ = false;  // the idle governor is teo (else menu)
+    bool uclamp_ = false;  // schedutil applies the runqueues' clamps
     // The last pair transfer_ns_per_kib() classified: a ping-pong asks for the same two CPUs.
     mutable int xfer_from_ = -1, xfer_to_ = -1;
     mutable int64_t xfer_ns_ = 0;

@@ -282,7 +282,33 @@ int Scheduler::add_task(const TaskSpec& spec) {
     t.weight = t.policy == SchedPolicy::idle ? kWeightIdlePrio : kPrioToWeight[t.nice + 20];
     t.slice = slice_ns_;
     t.cache.footprint_kib = spec.footprint_kib;
+    // uclamp_validate() refuses min > max; the readers checked it, a test harness may not.
+    t.uclamp_min = std::clamp(spec.uclamp_min, 0, 1024);
+    t.uclamp_max = std::clamp(spec.uclamp_max, t.uclamp_min, 1024);
+    if (t.uclamp_min > 0 || t.uclamp_max < 1024) {
+        // static_branch_enable(&sched_uclamp_used): from the first clamp on, for the rest of the run.
+        uclamp_used_ = true;
+        hw_.set_uclamp_used();
+    }
     return t.id;
+}
+
+// uclamp_rq_get(rq, UCLAMP_MIN/MAX) and uclamp_rq_is_idle(): the highest clamps of the CPU's
+// runnable tasks (uclamp_rq_inc()/uclamp_rq_dec() keep them in buckets whose top is the rq's
+// value; a sleeper left queued by DELAY_DEQUEUE has already given its clamp up). On demand: only
+// runs that use uclamp ask.
+RqClamp Scheduler::uclamp_rq(int cpu) const {
+    const Rq& rq = rq_of(cpu);
+    RqClamp r;
+    r.max = 0;
+    for (const Task* t : rq.queue) {
+        if (t->sched_delayed) continue;
+        r.idle = false;
+        r.min = std::max(r.min, t->uclamp_min);
+        r.max = std::max(r.max, t->uclamp_max);
+    }
+    if (r.idle) r.max = rq.uclamp_idle_max;  // uclamp_idle_value(): the max clamp outlives the last task
+    return r;
 }
 
 // wake_up_new_task(): slow-path placement; __set_task_cpu is not a migration.
@@ -392,6 +418,7 @@ void Scheduler::schedule_blocked(int cpu) {
     t->pelt.util_est = std::max(t->pelt.util_avg, t->pelt.util_est + (t->pelt.util_avg - t->pelt.util_est) / 4);
     policy_.on_block(*t, now());
     t->state = TaskState::sleeping;
+    rq.uclamp_idle_max = t->uclamp_max;  // uclamp_rq_dec(): kept if it was the last one (uclamp_idle_value())
     if (rq.next_buddy == t) rq.next_buddy = nullptr;  // dequeue_entity()'s clear_buddies(), delayed or not
     if (cfg_.features.on(Feat::DELAY_DEQUEUE) && rq.queue.size() > 1 && !entity_eligible(rq, *t)) {
         // dequeue_entity() with DELAY_DEQUEUE: the ineligible sleeper stays on the queue.
@@ -411,6 +438,7 @@ void Scheduler::do_task_dead(int cpu) {
     update_curr(cpu);
     pelt_update_task(*t, true, true);
     t->state = TaskState::exited;
+    rq_of(cpu).uclamp_idle_max = t->uclamp_max;
     dequeue(cpu, *t);
     schedule(cpu);
 }

@@ -1,8 +1,9 @@
 // Energy-aware scheduling in the wake path, as v6.19 runs it: build_perf_domains() and
 // sched_is_eas_possible() (kernel/sched/topology.c), cpu_overutilized() and the root domain's
 // overutilized state, and find_energy_efficient_cpu() with its helpers eenv_pd_busy_time(),
-// eenv_pd_max_util() and compute_energy() (kernel/sched/fair.c). Utilisation is wakesim's PELT
-// (kernel/pelt.cpp); uclamp and thermal pressure are not modelled.
+// eenv_pd_max_util() and compute_energy() (kernel/sched/fair.c), with uclamp as v6.19 applies it
+// there (util_fits_cpu() with the max-aggregated clamps, the clamped OPP of eenv_pd_max_util()).
+// Utilisation is wakesim's PELT (kernel/pelt.cpp); thermal pressure is not modelled.
 #include <cmath>
 #include <algorithm>
 #include <climits>
@@ -54,11 +55,14 @@ void Scheduler::build_perf_domains() {
     eas_ = sd_.asym_active() && !sd_.smt_active() && prof_.governor == "schedutil";
 }
 
-// cpu_overutilized(): the CPU's utilisation does not fit its capacity (util_fits_cpu() without
-// uclamp: fits_capacity(), the 1280/1024 margin).
+// cpu_overutilized(): the CPU's utilisation does not fit its capacity: util_fits_cpu() with the
+// runqueue's clamps (fits_capacity(), the 1280/1024 margin, when nothing is clamped); -1 (only
+// the uclamp_min hint does not fit) is not overutilized.
 bool Scheduler::cpu_overutilized(int cpu) const {
     if (!eas_) return false;
-    return !(cpu_util(cpu) * 1280.0 < capacity_of(cpu) * 1024.0);
+    if (!uclamp_used_) return !(cpu_util(cpu) * 1280.0 < capacity_of(cpu) * 1024.0);
+    const RqClamp r = uclamp_rq(cpu);
+    return util_fits_cpu(cpu_util(cpu), r.min, r.max, cpu) == 0;
 }
 
 // The CPUs' utilisation (uncapped) once per EAS wakeup: overutilized and feec read it many times.
@@ -72,7 +76,15 @@ int Scheduler::eas_snapshot() {
         eas_util_[static_cast<size_t>(c)] = u;
         if (over < 0 && !(std::min<double>(u, capacity_of(c)) * 1280.0 < capacity_of(c) * 1024.0)) over = c;
     }
-    return over;
+    if (over < 0 || !uclamp_used_) return over;
+    // With clamps, a CPU whose utilisation does not fit may still fit its runqueue's uclamp_max
+    // (util_fits_cpu() is 0 only where fits_capacity() fails).
+    for (int c = over; c < topo_.nr_cpus(); ++c) {
+        const RqClamp r = uclamp_rq(c);
+        const double cu = std::min<double>(eas_util_[static_cast<size_t>(c)], capacity_of(c));
+        if (util_fits_cpu(cu, r.min, r.max, c) == 0) return c;
+    }
+    return -1;
 }
 
 // rd->overutilized, evaluated over every CPU when a wakeup reads it. The kernel sets the flag on
@@ -95,13 +107,29 @@ double Scheduler::eas_cpu_util(int cpu, const Task& p, int dst_cpu, double p_uti
 
 // compute_energy(): eenv_pd_max_util() (each CPU's utilisation with schedutil's 1.25 headroom,
 // sugov_effective_cpu_perf(), the highest sets the OPP) and the domain's busy time, with p's
-// when it is placed there, priced by em_cpu_energy().
+// when it is placed there, priced by em_cpu_energy(). With uclamp, each CPU's request lies
+// between its runqueue's clamps (effective_cpu_util()), and p's own clamps join dst_cpu's: its
+// uclamp_min raises the floor, its uclamp_max replaces an idle runqueue's cap or raises a busy one's.
 double Scheduler::compute_energy(const EmPerfDomain& pd, const Task& p, int dst_cpu, double p_util_avg, double p_util,
                                  double pd_busy) const {
     double max_util = 0;
-    for (int c = pd.cpus.first(); c >= 0; c = pd.cpus.next(c + 1)) {
-        const double u = eas_cpu_util(c, p, dst_cpu, p_util_avg, p_util);
-        max_util = std::max(max_util, std::min(u * 1.25, static_cast<double>(capacity_of(c))));
+    if (!uclamp_used_) {
+        for (int c = pd.cpus.first(); c >= 0; c = pd.cpus.next(c + 1)) {
+            const double u = eas_cpu_util(c, p, dst_cpu, p_util_avg, p_util);
+            max_util = std::max(max_util, std::min(u * 1.25, static_cast<double>(capacity_of(c))));
+        }
+    } else {
+        for (int c = pd.cpus.first(); c >= 0; c = pd.cpus.next(c + 1)) {
+            const double u = eas_cpu_util(c, p, dst_cpu, p_util_avg, p_util);
+            const double cap = capacity_of(c);
+            const RqClamp r = uclamp_rq(c);
+            double lo = r.min, hi = std::min(cap, static_cast<double>(r.max));
+            if (c == dst_cpu) {
+                lo = std::max(lo, static_cast<double>(p.uclamp_min));
+                hi = r.idle ? p.uclamp_max : std::max(hi, static_cast<double>(p.uclamp_max));
+            }
+            max_util = std::max(max_util, std::max(lo, std::min(u * 1.25, hi)));
+        }
     }
     max_util = std::min(max_util, static_cast<double>(pd.capacity));
     double busy = pd_busy;
@@ -131,9 +159,11 @@ int Scheduler::find_energy_efficient_cpu(const Task& p, int prev, int this_cpu, 
         }
         return cpu;
     };
-    // task_util_est(): nothing to place by energy without an estimate.
+    // uclamp_eff_value(p, ...), when uclamp is used.
+    const int p_umin = uclamp_used_ ? p.uclamp_min : 0, p_umax = uclamp_used_ ? p.uclamp_max : 1024;
+    // task_util_est(): nothing to place by energy without an estimate or a uclamp_min.
     const double p_util = task_util(p);
-    if (p_util < 1.0) return done(FeecResult::no_util, prev);
+    if (p_util < 1.0 && p_umin == 0) return done(FeecResult::no_util, prev);
     const double p_util_avg = p.pelt.util_avg * elapsed_decay(engine_.now() - p.pelt.last_update);
 
     double prev_delta = -1, best_delta = -1, best_cpu_delta = -1;  // -1: ULONG_MAX
@@ -146,16 +176,30 @@ int Scheduler::find_energy_efficient_cpu(const Task& p, int prev, int this_cpu, 
             if (!span.test(c) || !p.allowed.test(c)) continue;
             const double util = eas_cpu_util(c, p, c, p_util_avg, p_util);
             const int cap = capacity_of(c);
-            // util_fits_cpu() without uclamp: 1 or 0; a CPU the task would overutilize is skipped.
-            if (!(util * 1280.0 < cap * 1024.0)) continue;
+            // util_fits_cpu() on the unclamped util with the clamps max-aggregated over p and a
+            // busy runqueue (uclamp_rq_util_with() without its clamp()): 1, -1 (only p's
+            // uclamp_min does not fit) or 0, a CPU the task would overutilize, skipped.
+            int fits = 1;
+            if (!uclamp_used_) {
+                if (!(util * 1280.0 < cap * 1024.0)) continue;
+            } else {
+                int umin = p_umin, umax = p_umax;
+                const RqClamp r = uclamp_rq(c);
+                if (!r.idle) {
+                    umin = std::max(r.min, p_umin);
+                    umax = std::max(r.max, p_umax);
+                }
+                fits = util_fits_cpu(util, umin, umax, c);
+                if (fits == 0) continue;
+            }
             const double spare = std::max(0.0, cap - util);
             if (c == prev) {
                 prev_spare = spare;
-                prev_fits = 1;
-            } else if (1 > max_fits || spare > max_spare) {
+                prev_fits = fits;
+            } else if (fits > max_fits || (fits == max_fits && spare > max_spare)) {
                 max_spare = spare;
                 max_spare_cpu = c;
-                max_fits = 1;
+                max_fits = fits;
             }
         }
         if (max_spare_cpu < 0 && prev_spare < 0) continue;

@@ -300,16 +300,21 @@ int Scheduler::select_idle_cpu(const Task& p, int sd_cpu, bool has_idle_core, in
     return idle_cpu;
 }
 
+// select_idle_capacity(): the first idle CPU that fits fully; else the one that fits best (-1,
+// only the uclamp_min hint missed, before 0), the largest capacity among equals.
 int Scheduler::select_idle_capacity(const Task& p, int target) const {
     const CpuDomains& cd = sd_.of(target);
     const CpuSet span = cd.levels[static_cast<size_t>(cd.sd_asym_cpucapacity)].span & p.allowed;
-    int best = -1, best_cap = 0;
+    const double util = task_util(p);
+    int best = -1, best_cap = 0, best_fits = 0;
     for (int c = span.next_wrap(target); c >= 0;) {
         if (usable(c)) {
-            if (task_fits_cpu(p, c)) return c;
-            if (capacity_of(c) > best_cap) {
+            const int fits = util_fits_cpu(util, p.uclamp_min, p.uclamp_max, c);
+            if (fits > 0) return c;
+            if (fits < best_fits || (fits == best_fits && capacity_of(c) > best_cap)) {
                 best = c;
                 best_cap = capacity_of(c);
+                best_fits = fits;
             }
         }
         c = span.next_wrap(c + 1);
@@ -407,13 +412,26 @@ int Scheduler::select_task_rq_fair(Task& p, int prev, uint32_t wake_flags, const
             select_outcome(SelectOutcome::current_cpu, this_cpu);
             return this_cpu;
         }
-        // EAS decides before wake_affine while the root domain is not overutilized; WF_SYNC plays no part.
+        // EAS decides before wake_affine while the root domain is not overutilized; WF_SYNC plays no
+        // part in mainline. A policy's `in_feec` rule comes first (kernel/wake_policy.h).
         if (eas_) {
             FeecEv ev;
             ev.prev = prev;
             ev.overutilized_cpu = eas_snapshot();
             int c = -1;
-            if (ev.overutilized_cpu < 0) c = find_energy_efficient_cpu(p, prev, this_cpu, steps_ ? &ev : nullptr);
+            if (ev.overutilized_cpu < 0) {
+                for (const auto& rule : policy_.rules) {
+                    const int r = rule->in_feec(ctx);
+                    if (r >= 0 && p.allowed.test(r)) {
+                        c = r;
+                        ev.result = FeecResult::policy;
+                        ev.cpu = r;
+                        if (explain_) obs_->policy_rule({rule->name(), PolicyHook::in_feec, r});
+                        break;
+                    }
+                }
+                if (c < 0) c = find_energy_efficient_cpu(p, prev, this_cpu, steps_ ? &ev : nullptr);
+            }
             if (steps_) obs_->feec(ev);
             if (c >= 0) {
                 select_outcome(SelectOutcome::eas, c);

@@ -67,7 +67,7 @@ struct PinnedEv {
     int cpu = -1;
 };
 
-enum class PolicyHook : uint8_t { early, after_wake_affine };
+enum class PolicyHook : uint8_t { early, after_wake_affine, in_feec };
 
 // A policy placement rule returned a CPU (explained call only).
 struct PolicyRuleEv {
@@ -158,6 +158,7 @@ enum class FeecResult : uint8_t {
     util_changed,    // an energy below the base (a CPU's utilisation moved): prev
     prev_kept,       // no candidate beats prev
     best,            // the candidate with the lowest energy
+    policy,          // a policy's in_feec rule chose the CPU before the energy estimate
 };
 
 // find_energy_efficient_cpu(): its candidates' energy deltas (the em_cpu_energy() units).

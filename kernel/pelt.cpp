@@ -1,7 +1,7 @@
 // kernel/sched/pelt.c: the CPU's signal and the table (the task's update and the arithmetic are
 // inline in kernel/pelt.h); migrate_task_rq_fair()'s detach and attach of a task's signals; then
 // fair.c's readers of the signals: cpu_util(), cpu_load(), task_util_est(), task_h_load(),
-// task_fits_cpu(). The readers see the signal as an update at the current instant would leave it,
+// task_fits_cpu() and util_fits_cpu(). The readers see the signal as an update at the current instant would leave it,
 // as if update_blocked_averages() kept idle CPUs' signals current.
 #include <algorithm>
 #include <cmath>
@@ -106,9 +106,27 @@ double Scheduler::task_load(const Task& t) const {
     return s.load_avg;
 }
 
-// util_fits_cpu() without uclamp: fits_capacity(util, capacity) = util < 80% of capacity.
+// util_fits_cpu(), v6.19: fits_capacity(util, capacity) (util < 80% of capacity), then with
+// uclamp: a uclamp_max at or below the CPU's original capacity makes any util fit (except the
+// unclamped 1024 on a 1024 CPU, which must not hide overutilization), and a util boosted by a
+// uclamp_min (capped at uclamp_max) above the CPU's capacity fits only the util, not the hint:
+// -1. No capacity pressure is modelled: capacity_of() = arch_scale_cpu_capacity() =
+// get_actual_cpu_capacity().
+int Scheduler::util_fits_cpu(double util, int uclamp_min, int uclamp_max, int cpu) const {
+    const int cap = capacity_of(cpu);
+    bool fits = util * 1280.0 < cap * 1024.0;
+    if (!uclamp_used_) return fits ? 1 : 0;
+    const bool unclamped_max = cap == 1024 && uclamp_max == 1024;
+    fits = fits || (!unclamped_max && uclamp_max <= cap);
+    uclamp_min = std::min(uclamp_min, uclamp_max);
+    if (fits && util < uclamp_min && uclamp_min > cap) return -1;
+    return fits ? 1 : 0;
+}
+
+// task_fits_cpu(): util_fits_cpu() of task_util_est() with the task's clamps, fully (> 0).
 bool Scheduler::task_fits_cpu(const Task& t, int cpu) const {
-    return task_util(t) * 1280.0 < capacity_of(cpu) * 1024.0;
+    if (!uclamp_used_) return task_util(t) * 1280.0 < capacity_of(cpu) * 1024.0;
+    return util_fits_cpu(task_util(t), t.uclamp_min, t.uclamp_max, cpu) > 0;
 }
 
 }  // namespace wakesim

@@ -42,6 +42,16 @@ struct TaskSpec {
     uint32_t pair_id = 0;
     bool per_cpu_kthread = false;
     int64_t footprint_kib = 0;  // working set refilled after running elsewhere
+    // Effective clamps, 0..1024 (the group's already applied; Task::uclamp_min/max).
+    int uclamp_min = 0;
+    int uclamp_max = 1024;
+};
+
+// The runqueue's clamps (uclamp_rq_get(rq, UCLAMP_MIN/MAX)) and uclamp_rq_is_idle().
+struct RqClamp {
+    int min = 0;
+    int max = 1024;
+    bool idle = true;
 };
 
 struct SchedConfig {
@@ -124,6 +134,14 @@ public:
     double task_load(const Task& t) const;
     int capacity_of(int cpu) const { return topo_.cpu(cpu).capacity; }
     bool task_fits_cpu(const Task& t, int cpu) const;
+    // util_fits_cpu(): 1 fits, 0 does not, -1 fits but uclamp_min asks more than the CPU has.
+    int util_fits_cpu(double util, int uclamp_min, int uclamp_max, int cpu) const;
+    // uclamp_is_used(): some task has a clamp (the static key sched_uclamp_used).
+    bool uclamp_is_used() const { return uclamp_used_; }
+    // The max aggregation of the clamps of the CPU's runnable tasks (the rq's UCLAMP_MIN/MAX
+    // buckets, reduced to the maximum over its runnable, not delayed tasks). An idle runqueue:
+    // min 0 and the max of the last task that slept or exited there (uclamp_idle_value()).
+    RqClamp uclamp_rq(int cpu) const;
     const Task& task(int id) const { return tasks_[static_cast<size_t>(id)]; }
     Task& task_mut(int id) { return tasks_[static_cast<size_t>(id)]; }
     int nr_tasks() const { return static_cast<int>(tasks_.size()); }
@@ -232,6 +250,7 @@ private:
         Time next_balance = 0;
         std::vector<DomainState> dom;
         int active_balance_push = -1;  // rq->active_balance with push_cpu: the stopper is queued
+        int uclamp_idle_max = 1024;    // UCLAMP_FLAG_IDLE: the max clamp kept while idle
     };
     // struct sched_domain_shared of an LLC.
     struct LlcShared {
@@ -357,6 +376,7 @@ private:
     std::vector<Task*> lb_tasks_;    // detach_tasks()' walk of cfs_tasks (reused, no allocation)
     std::vector<EmPerfDomain> pds_;  // rd->pd
     bool eas_ = false;               // sched_energy_enabled()
+    bool uclamp_used_ = false;       // uclamp_is_used()
     std::vector<double> eas_util_;   // eas_snapshot(): each CPU's util_avg now
 };
 

@@ -63,6 +63,11 @@ struct Task {
     // The workload's annotation of request/reply pairs (0: none); policies may recognise it.
     uint32_t pair_id = 0;
 
+    // uclamp_eff_value(p, UCLAMP_MIN / UCLAMP_MAX): the task's clamps (sched_setattr()'s
+    // sched_util_min/max) restricted by its group's (uclamp_tg_restrict()); 0 and 1024 clamp nothing.
+    int uclamp_min = 0;
+    int uclamp_max = 1024;
+
     // EEVDF entity.
     int64_t vruntime = 0;
     int64_t deadline = 0;

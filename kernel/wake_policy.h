@@ -1,8 +1,9 @@
 // The wake-policy interface: everything a policy may change, at the kernel's own places.
 //  - wake flags per wake site (what the waker passes to try_to_wake_up),
 //  - placement hooks inside select_task_rq_fair: `early` (after record_wakee, before the
-//    WF_CURRENT_CPU check) and `after_wake_affine` (in the first SD_WAKE_AFFINE domain spanning
-//    prev, before select_idle_sibling),
+//    WF_CURRENT_CPU check), `in_feec` (EAS on and the root domain not overutilized: inside
+//    find_energy_efficient_cpu before its energy estimate) and `after_wake_affine` (in the first
+//    SD_WAKE_AFFINE domain spanning prev, before select_idle_sibling),
 //  - the FUSE io-uring queue of a background request (fuse_uring_task_to_queue; "cpu++" and its
 //    variants, docs/fuse.md),
 //  - task hooks: created (attributes such as SCHED_IDLE), about to block, back on a CPU.
@@ -68,6 +69,7 @@ public:
     virtual uint32_t site_flags(const WakeSite& /*site*/, uint32_t flags) const { return flags; }
     // A CPU to place the wakee on, or -1 to continue with the kernel's path.
     virtual int early(const SelectCtx&) { return -1; }
+    virtual int in_feec(const SelectCtx&) { return -1; }
     virtual int after_wake_affine(const SelectCtx&, int /*new_cpu*/) { return -1; }
     // The io-uring queue of a background FUSE request, or -1 for mainline's.
     virtual int fuse_bg_queue(const FuseQueueCtx&) { return -1; }

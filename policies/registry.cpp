@@ -13,6 +13,7 @@ const PolicyKind& no_sync_policy();
 const PolicyKind& seccomp_current_cpu_policy();
 const PolicyKind& seesaw_policy();
 const PolicyKind& reciprocal_sync_policy();
+const PolicyKind& eas_sync_bias_policy();
 const PolicyKind& prev_cpu_policy();
 const PolicyKind& migrate_disable_wait_policy();
 const PolicyKind& sched_idle_server_policy();
@@ -31,6 +32,7 @@ const std::vector<const PolicyKind*>& policy_registry() {
         &seccomp_current_cpu_policy(),
         &seesaw_policy(),
         &reciprocal_sync_policy(),
+        &eas_sync_bias_policy(),
         &prev_cpu_policy(),
         &migrate_disable_wait_policy(),
         &sched_idle_server_policy(),

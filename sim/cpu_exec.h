@@ -96,6 +96,10 @@ public:
 
     // HardwareClient
     double cpu_util(int cpu) const override { return sched_.cpu_util(cpu); }
+    UclampPair cpu_uclamp(int cpu) const override {
+        const RqClamp r = sched_.uclamp_rq(cpu);
+        return {r.min, r.max};
+    }
     void speed_changed(int cpu) override;
 
     void on_event(const Event& e) override;

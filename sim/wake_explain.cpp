@@ -56,6 +56,7 @@ std::string feec_text(const FeecEv& e) {
         case FeecResult::no_asym_domain: return "EAS: no asymmetric-capacity domain spans prev -> symmetric path";
         case FeecResult::no_util: return "find_energy_efficient_cpu: no utilisation estimate -> prev " + cpu(e.cpu);
         case FeecResult::util_changed: return "find_energy_efficient_cpu: energy below the base -> prev " + cpu(e.cpu);
+        case FeecResult::policy: return "find_energy_efficient_cpu: a policy rule decided before the energy estimate -> " + cpu(e.cpu);
         case FeecResult::prev_kept:
         case FeecResult::best: {
             std::string s = "find_energy_efficient_cpu: prev " + cpu(e.prev) + " " +
@@ -119,7 +120,10 @@ std::string describe(const WakeEvent& ev) {
             },
             [](const PolicyRuleEv& e) {
                 return "policy rule " + e.rule +
-                       (e.hook == PolicyHook::early ? " (before WF_CURRENT_CPU) -> " : " (affine branch) -> ") + cpu(e.cpu);
+                       (e.hook == PolicyHook::early     ? " (before WF_CURRENT_CPU) -> "
+                        : e.hook == PolicyHook::in_feec ? " (in find_energy_efficient_cpu) -> "
+                                                        : " (affine branch) -> ") +
+                       cpu(e.cpu);
             },
             [](const FeecEv& e) { return feec_text(e); },
             [](const WantAffineEv& e) {

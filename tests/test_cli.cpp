@@ -562,7 +562,6 @@ TEST_CASE("cli: import rtapp refuses what wakesim does not model, every construc
         p + "/global/frag: expected a key of rt-app's global object",
         p + "/tasks/rt/policy: expected SCHED_OTHER, SCHED_BATCH or SCHED_IDLE: wakesim models the fair class",
         p + "/tasks/grouped/nodes_membind: expected no \"nodes_membind\"",
-        p + "/tasks/grouped/util_min: expected no \"util_min\"",
         p + "/tasks/grouped/taskgroup: expected no task group but the root",
         p + "/tasks/dl/dl-runtime: expected no \"dl-runtime\"",
         p + "/tasks/loader/mem: expected no \"mem\"",
@@ -572,6 +571,7 @@ TEST_CASE("cli: import rtapp refuses what wakesim does not model, every construc
         p + "/tasks/waker/broad: expected no \"broad\"",
         p + "/tasks/waker/sync: expected no \"sync\"",
         p + "/tasks/mover/phases/p0/cpus: expected \"cpus\" per task",
+        p + "/tasks/mover/phases/p0/util_max: expected \"util_max\" per task",
         p + "/tasks/lost/resume: expected the name of a task of this file; \"nobody\" is none",
         p + "/tasks/old/exec: expected events (run, sleep, lock, ...): \"exec\" is rt-app's old task format",
         p + "/tasks/old/period: expected no \"period\": rt-app reads it for SCHED_DEADLINE"};
@@ -738,6 +738,8 @@ TEST_CASE("cli: import rtapp turns an rt-app workload into a scenario that runs"
     CHECK(tasks[0]["program"] == nlohmann::json::parse(
                                      R"([{"loop": 200, "do": [{"run": "300us"}, {"post": "ready"}, {"sleep": "700us"}]}])"));
     CHECK(tasks[1]["nice"] == -5);
+    CHECK(tasks[1]["uclamp_min"] == 128);  // rt-app's util_min/util_max
+    CHECK(tasks[1]["uclamp_max"] == 512);
     CHECK(tasks[1]["program"][0]["do"] == nlohmann::json::parse(R"([{"wait": "ready"}, {"run": "150us"}])"));
     CHECK(tasks[2]["count"] == 2);
     CHECK(tasks[2]["policy"] == "batch");

@@ -8,7 +8,7 @@
 namespace wakesim {
 
 const ParamTable& hogs_params() {
-    static const ParamTable t = {
+    static const ParamTable t = with_task_uclamp({
         {.name = "count", .type = ParamType::integer, .min = 1, .max = 4096,
          .help = "CPU-bound tasks `hog-0`, `hog-1`, ..., which run forever"},
         {.name = "cpus", .type = ParamType::cpulist, .help = "their allowed CPUs", .absent_means = "all CPUs"},
@@ -16,12 +16,12 @@ const ParamTable& hogs_params() {
          .help = "their nice value"},
         {.name = "policy", .type = ParamType::choice, .default_value = "normal", .choices = {"normal", "batch", "idle"},
          .help = "their scheduling policy: `SCHED_NORMAL`, `SCHED_BATCH` or `SCHED_IDLE`"},
-    };
+    });
     return t;
 }
 
 const ParamTable& noise_params() {
-    static const ParamTable t = {
+    static const ParamTable t = with_task_uclamp({
         {.name = "count", .type = ParamType::integer, .min = 1, .max = 4096, .help = "periodic tasks `noise-0`, ..."},
         {.name = "cpus", .type = ParamType::cpulist, .help = "their allowed CPUs", .absent_means = "all CPUs"},
         {.name = "period", .type = ParamType::duration, .min = 1000, .max = kMaxTime,
@@ -29,11 +29,11 @@ const ParamTable& noise_params() {
                  "busy CPU lengthens the cycle)"},
         {.name = "run", .type = ParamType::duration, .min = 1, .max = kMaxTime,
          .help = "busy time per cycle; shorter than `period`"},
-    };
+    });
     return t;
 }
 
-BackgroundSpec read_background(const JsonNode& w, const Topology& topo) {
+BackgroundSpec read_background(const JsonNode& w, const Topology& topo, const TaskGroups& groups) {
     BackgroundSpec bg;
     if (auto hogs = w.get("hogs")) {
         const ParamValues p = read_params(*hogs, hogs_params());
@@ -42,6 +42,7 @@ BackgroundSpec read_background(const JsonNode& w, const Topology& topo) {
         bg.hog.nice = static_cast<int>(p.integer("nice"));
         const std::string& pol = p.choice("policy");
         bg.hog.policy = pol == "idle" ? SchedPolicy::idle : pol == "batch" ? SchedPolicy::batch : SchedPolicy::normal;
+        apply_task_uclamp(*hogs, p, groups, topo, bg.hog);
     }
     if (auto noise = w.get("noise")) {
         const ParamValues p = read_params(*noise, noise_params());
@@ -50,6 +51,7 @@ BackgroundSpec read_background(const JsonNode& w, const Topology& topo) {
         bg.noise_run = p.duration_ns("run");
         if (bg.noise_run >= bg.noise_period) noise->at("run").fail("expected a burst shorter than the period");
         bg.noise_task.allowed = read_cpus(*noise, p, "cpus", topo);
+        apply_task_uclamp(*noise, p, groups, topo, bg.noise_task);
     }
     return bg;
 }

@@ -20,6 +20,16 @@ inline constexpr int64_t kMaxTime = 3600LL * kNsPerSec;
 // out; an InputError at its pointer when it is not a CPU list or names a CPU the machine lacks.
 CpuSet read_cpus(const JsonNode& obj, const ParamValues& v, std::string_view name, const Topology& topo);
 
+// The per-task keys `uclamp_min`, `uclamp_max` and `group`, declared once and appended to every
+// table that declares tasks (program tasks, hogs, noise).
+const ParamTable& task_uclamp_params();
+ParamTable with_task_uclamp(ParamTable table);
+// Applies them to `spec`, read from `obj` into `v`: the task's clamps (uclamp_validate(): min <=
+// max), its group's cpuset intersected with spec.allowed (empty: an InputError at "group"), and
+// its clamps restricted by the group's (uclamp_tg_restrict()).
+void apply_task_uclamp(const JsonNode& obj, const ParamValues& v, const TaskGroups& groups, const Topology& topo,
+                       TaskSpec& spec);
+
 // `before` + the table's names + `after`: an object's keys in the order its errors list them.
 std::vector<std::string> keys_around(std::vector<std::string> before, const ParamTable& table,
                                      const std::vector<std::string>& after);
@@ -44,7 +54,7 @@ struct BackgroundSpec {
     TaskSpec noise_task;
     int64_t noise_period = 0, noise_run = 0;
 };
-BackgroundSpec read_background(const JsonNode& w, const Topology& topo);
+BackgroundSpec read_background(const JsonNode& w, const Topology& topo, const TaskGroups& groups);
 // Appends the hogs, then the noise tasks, after the workload's own tasks.
 void add_background(const BackgroundSpec& bg, WorkloadBuild& b);
 

@@ -63,7 +63,7 @@ const ParamTable& timer_params() {
 }
 
 const ParamTable& task_params() {
-    static const ParamTable t = {
+    static const ParamTable t = with_task_uclamp({
         {.name = "count", .type = ParamType::integer, .default_value = "1", .min = 1, .max = kMaxTasks,
          .help = "identical instances. All program tasks together: at most 100000"},
         {.name = "cpus", .type = ParamType::cpulist, .help = "allowed CPUs", .absent_means = "all CPUs"},
@@ -83,7 +83,7 @@ const ParamTable& task_params() {
         {.name = "delay", .type = ParamType::duration, .default_value = "0ns", .min = 0, .max = kMaxTime,
          .help = "the task is forked with the others, then sleeps until this long after the workload's start before "
                  "its first step (a timer wakeup, as rt-app's `delay`); its timers count from then"},
-    };
+    });
     return t;
 }
 
@@ -376,6 +376,7 @@ ProgramSpec read_program(const WorkloadInput& in) {
         spec.footprint_kib = p.size_bytes("footprint") / 1024;
         s.tasks[i].delay = p.duration_ns("delay");
         spec.allowed = read_cpus(t, p, "cpus", in.topo);
+        apply_task_uclamp(t, p, in.groups, in.topo, spec);
         spec.nice = static_cast<int>(p.integer("nice"));
         const std::string& pol = p.choice("policy");
         spec.policy = pol == "idle" ? SchedPolicy::idle : pol == "batch" ? SchedPolicy::batch : SchedPolicy::normal;

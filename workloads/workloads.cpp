@@ -3,6 +3,7 @@
 // below (declaration and table row).
 #include "workloads/workloads.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "input/json_input.h"
@@ -45,6 +46,7 @@ const std::vector<ParamSection>& workload_param_sections() {
         }
         out.push_back({"hogs", "hogs: CPU-bound background tasks (every kind)", {}, &hogs_params()});
         out.push_back({"noise", "noise: periodic background tasks (every kind)", {}, &noise_params()});
+        out.push_back({"group", "a task group of the scenario's \"groups\"", {}, &group_params()});
         return out;
     }();
     return sections;
@@ -62,7 +64,8 @@ std::string section_markdown(const ParamSection& s) {
     return out + params_markdown_rows(*s.table);
 }
 
-WorkloadBuild build_workload(const JsonNode& w, const MachineProfile& prof, const Topology& topo) {
+WorkloadBuild build_workload(const JsonNode& w, const MachineProfile& prof, const Topology& topo,
+                             const TaskGroups& groups) {
     w.require_object();
     std::vector<std::string> kinds;
     for (const WorkloadKind& k : workload_kinds()) kinds.push_back(k.kind);
@@ -71,9 +74,9 @@ WorkloadBuild build_workload(const JsonNode& w, const MachineProfile& prof, cons
     for (const KeyDoc& d : k.keys) before.push_back(d.name);
     const std::vector<std::string> keys = keys_around(before, k.params, {"hogs", "noise"});
     const ParamValues params = read_params(w, k.params, keys);  // checks the keys too
-    WorkloadBuild b = k.build(WorkloadInput{w, params, prof, topo});
+    WorkloadBuild b = k.build(WorkloadInput{w, params, prof, topo, groups});
     b.params = params;
-    add_background(read_background(w, topo), b);
+    add_background(read_background(w, topo, groups), b);
     return b;
 }
 
@@ -95,6 +98,108 @@ CpuSet read_cpus(const JsonNode& obj, const ParamValues& v, std::string_view nam
         s.set(c);
     }
     return s;
+}
+
+const ParamTable& group_params() {
+    static const ParamTable t = {
+        {.name = "cpus", .type = ParamType::cpulist,
+         .help = "the group's cpuset (`cpuset.cpus`): a member runs only on these CPUs, intersected with its own "
+                 "`cpus`",
+         .absent_means = "all CPUs"},
+        {.name = "uclamp_min", .type = ParamType::integer, .default_value = "0", .min = 0, .max = 1024,
+         .help = "`cpu.uclamp.min` on the kernel's 0..1024 scale (the cgroup file takes a percentage: 20% is 205): "
+                 "a floor and a ceiling for each member's `uclamp_min` and `uclamp_max` (uclamp_tg_restrict()), so "
+                 "every member is boosted to at least this"},
+        {.name = "uclamp_max", .type = ParamType::integer, .default_value = "1024", .min = 0, .max = 1024,
+         .help = "`cpu.uclamp.max` on the same scale: the ceiling of each member's clamps; at least `uclamp_min`"},
+    };
+    return t;
+}
+
+TaskGroups read_groups(const JsonNode& groups, const Topology& topo) {
+    groups.require_object();
+    TaskGroups out;
+    InputErrorCollector errors;  // every bad group, each on its own line
+    for (const auto& name : groups.keys()) errors.attempt([&] {
+        const JsonNode g = groups.at(name);
+        if (name.empty() || name.find(' ') != std::string::npos) g.fail("expected a group name without spaces");
+        const ParamValues v = read_params(g, group_params());
+        TaskGroup tg;
+        tg.name = name;
+        tg.cpus = read_cpus(g, v, "cpus", topo);
+        tg.uclamp_min = static_cast<int>(v.integer("uclamp_min"));
+        tg.uclamp_max = static_cast<int>(v.integer("uclamp_max"));
+        if (tg.uclamp_min > tg.uclamp_max)
+            g.at(v.given("uclamp_max") ? "uclamp_max" : "uclamp_min")
+                .fail("expected uclamp_max (" + std::to_string(tg.uclamp_max) + ") at least uclamp_min (" +
+                      std::to_string(tg.uclamp_min) + ")");
+        out.push_back(std::move(tg));
+    });
+    errors.finish();
+    return out;
+}
+
+const ParamTable& task_uclamp_params() {
+    static const ParamTable t = {
+        {.name = "uclamp_min", .type = ParamType::integer, .default_value = "0", .min = 0, .max = 1024,
+         .help = "`sched_setattr()`'s `sched_util_min`: the task's utilisation counts as at least this when it "
+                 "decides whether the task fits a CPU (util_fits_cpu()), in EAS's energy estimate and in "
+                 "schedutil's frequency request while it is runnable"},
+        {.name = "uclamp_max", .type = ParamType::integer, .default_value = "1024", .min = 0, .max = 1024,
+         .help = "`sched_util_max`: a cap; a task capped at or below a CPU's capacity fits it however busy it is "
+                 "(not misfit there, not overutilizing it), and schedutil asks no more than the cap for it. At "
+                 "least `uclamp_min`"},
+        {.name = "group", .type = ParamType::text,
+         .help = "a group of the scenario's `groups`: the task runs only on the group's CPUs (intersected with "
+                 "its own `cpus`) and its clamps are restricted by the group's",
+         .absent_means = "none"},
+    };
+    return t;
+}
+
+ParamTable with_task_uclamp(ParamTable table) {
+    const ParamTable& more = task_uclamp_params();
+    table.insert(table.end(), more.begin(), more.end());
+    return table;
+}
+
+void apply_task_uclamp(const JsonNode& obj, const ParamValues& v, const TaskGroups& groups, const Topology& topo,
+                       TaskSpec& spec) {
+    int lo = static_cast<int>(v.integer("uclamp_min")), hi = static_cast<int>(v.integer("uclamp_max"));
+    if (lo > hi)
+        obj.at(v.given("uclamp_max") ? "uclamp_max" : "uclamp_min")
+            .fail("expected uclamp_max (" + std::to_string(hi) + ") at least uclamp_min (" + std::to_string(lo) +
+                  "): sched_setattr() refuses it (uclamp_validate())");
+    if (v.given("group")) {
+        const JsonNode n = obj.at("group");
+        const std::string& name = v.text("group");
+        const TaskGroup* g = nullptr;
+        std::vector<std::string> names;
+        for (const TaskGroup& tg : groups) {
+            names.push_back(tg.name);
+            if (tg.name == name) g = &tg;
+        }
+        if (!g) {
+            if (names.empty()) n.fail("expected a group declared in the scenario's top-level \"groups\"; it declares none");
+            const std::string hint = nearest_name(name, names);
+            std::string list;
+            for (const auto& s : names) list += (list.empty() ? "" : ", ") + s;
+            n.fail("expected a group of the scenario's \"groups\" (" + list + "); got " + quote_for_message(name) +
+                   (hint.empty() ? "" : " (did you mean " + quote_for_message(hint) + "?)"));
+        }
+        if (!g->cpus.empty()) {
+            const CpuSet own = spec.allowed.empty() ? topo.all() : spec.allowed;
+            const CpuSet both = own & g->cpus;
+            if (both.empty())
+                n.fail("expected a group whose CPUs meet the task's own \"cpus\": group " + quote_for_message(name) +
+                       " has none of them (cpuset: an empty intersection)");
+            spec.allowed = both;
+        }
+        lo = std::clamp(lo, g->uclamp_min, g->uclamp_max);
+        hi = std::clamp(hi, g->uclamp_min, g->uclamp_max);
+    }
+    spec.uclamp_min = lo;
+    spec.uclamp_max = hi;
 }
 
 std::vector<std::string> keys_around(std::vector<std::string> before, const ParamTable& table,

@@ -28,13 +28,25 @@ struct WorkloadBuild {
     ParamValues params;       // the kind's parameters as read (reports name the perf command)
 };
 
+// A scenario's task group (its top-level "groups"), as Android's cgroups reach placement: a
+// cpuset (the CPUs its tasks may use) and the cpu controller's cpu.uclamp.min/max, which
+// restrict each member's own clamps (uclamp_tg_restrict()). Flat: no parent groups.
+struct TaskGroup {
+    std::string name;
+    CpuSet cpus;  // empty: every CPU
+    int uclamp_min = 0;
+    int uclamp_max = 1024;
+};
+using TaskGroups = std::vector<TaskGroup>;
+
 // What a kind's build function is given: its workload object, the kind's declared parameters
-// already read and checked, and the machine.
+// already read and checked, the machine and the scenario's task groups.
 struct WorkloadInput {
     const JsonNode& json;
     const ParamValues& params;
     const MachineProfile& profile;
     const Topology& topo;
+    const TaskGroups& groups;
 };
 
 // A key that is not a plain scalar (an array of tasks, an object of channels): read by its own
@@ -74,8 +86,13 @@ const WorkloadKind* find_workload_kind(std::string_view kind);
 const std::vector<ParamSection>& workload_param_sections();
 const ParamSection* find_workload_section(std::string_view name);
 
-// Validates and expands a scenario's "workload" object. Errors are InputError.
-WorkloadBuild build_workload(const JsonNode& w, const MachineProfile& prof, const Topology& topo);
+// Validates and expands a scenario's "workload" object; its tasks may join `groups`. Errors are InputError.
+WorkloadBuild build_workload(const JsonNode& w, const MachineProfile& prof, const Topology& topo,
+                             const TaskGroups& groups = {});
+
+// A scenario's "groups" object: name -> group (group_params()). Errors are InputError.
+const ParamTable& group_params();
+TaskGroups read_groups(const JsonNode& groups, const Topology& topo);
 
 // Pipe-style sites: pipe_write/pipe_read wake with WF_SYNC (wake_up_interruptible_sync_poll).
 WakeSite pipe_site(SiteRole role);
