@@ -310,8 +310,14 @@ void Hardware::idle_exit(int cpu) {
     CpuAcc& a = acc_[static_cast<size_t>(cpu)];
     const Time dur = engine_.now() - a.idle_entered;
     a.idle_res[static_cast<size_t>(st)] += dur;
+    // The governors learn the idle time before the wakeup, not the exit after it: menu_update()
+    // deducts the exit latency (or halves a period under twice it), teo_update() half of it.
+    const Time exit = states_[static_cast<size_t>(st)].exit_ns;
+    Time measured = dur;
+    if (teo_) measured = dur >= exit ? dur - exit / 2 : dur / 2;
+    else measured = dur > 2 * exit ? dur - exit : dur / 2;
     auto& pos = idle_hist_pos_[static_cast<size_t>(cpu)];
-    idle_hist_[static_cast<size_t>(cpu)][static_cast<size_t>(pos)] = dur;
+    idle_hist_[static_cast<size_t>(cpu)][static_cast<size_t>(pos)] = measured;
     pos = (pos + 1) % 8;
     st = -1;
     if (obs_) obs_->cpu_idle(engine_.now(), cpu, -1);

@@ -408,8 +408,10 @@ TEST_CASE("cpuidle (menu): short idle periods pick a shallow state, long ones th
     for (const Row& row : rows) {
         Rig r("e5-2650-2s");
         REQUIRE(r.prof.idle_governor == "menu");
-        INFO("eight idle periods of " << row.len << " ns");
-        idle_history(r, 0, std::vector<Time>(8, row.len));
+        // Sixteen periods: the governor learns each one minus the exit latency of the state it
+        // was spent in (menu_update()), so the first ones, from the boot state C6, count short.
+        INFO("sixteen idle periods of " << row.len << " ns");
+        idle_history(r, 0, std::vector<Time>(16, row.len));
         CHECK(state_name(r.hw, 0) == row.state);
         CHECK(r.hw.wake_latency(0) == row.exit_ns);
         CHECK(r.hw.wake_latency(0) == r.hw.idle_states()[static_cast<size_t>(r.hw.idle_state(0))].exit_ns);
@@ -445,6 +447,23 @@ TEST_CASE("cpuidle: teo goes shallower when intercepts dominate recent idle peri
     Rig teo_long("e5-2650-2s", [](MachineProfile& p) { p.idle_governor = "teo"; });
     idle_history(teo_long, 0, std::vector<Time>(8, 5 * kNsPerMs));
     CHECK(state_name(teo_long.hw, 0) == "C6");
+}
+
+TEST_CASE("cpuidle (menu): an idle period is learned minus the exit latency of the state it was spent in", "[hardware]") {
+    // menu_update(): last_residency includes the wakeup's exit; menu deducts it. Periods of 170 us
+    // spent in C3 (59 us exit, 156 us residency) are learned as 111 us, under C3's residency, so
+    // menu settles on C1E (80 us residency) instead of staying in C3; periods of 240 us (181 us
+    // learned) keep C3.
+    Rig r("e5-2650-2s");
+    idle_history(r, 0, std::vector<Time>(16, 170 * kNsPerUs));
+    CHECK(state_name(r.hw, 0) == "C1E");
+    Rig longer("e5-2650-2s");
+    idle_history(longer, 0, std::vector<Time>(16, 240 * kNsPerUs));
+    CHECK(state_name(longer.hw, 0) == "C3");
+    // A period under twice the exit latency counts half: 100 us in C6 (82 us exit) is 50 us.
+    Rig halves("e5-2650-2s");
+    idle_history(halves, 0, std::vector<Time>(8, 100 * kNsPerUs));
+    CHECK(state_name(halves.hw, 0) != "C6");
 }
 
 TEST_CASE("cpuidle: the history window is the last eight idle periods", "[hardware]") {
