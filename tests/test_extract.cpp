@@ -196,3 +196,31 @@ TEST_CASE("phone-fuse-extract: on the phone EAS places every wakeup, so WF_SYNC 
     CHECK(smp_plain.m.get(Metric::energy_mj) == 0.0);
     CHECK(smp_sync.n(Metric::wakeups_local) > smp_plain.n(Metric::wakeups_local));
 }
+
+TEST_CASE("extract: an app thread in a top-app group with a uclamp_min floor runs its chain at a higher clock, "
+          "and a group without the app's CPUs is refused", "[extract][uclamp]") {
+    // The serial chain keeps no big CPU busy enough for schedutil to leave the lowest OPP; the
+    // group's cpu.uclamp.min raises the app thread's clamp (uclamp_tg_restrict()), and schedutil
+    // asks for at least it while the app is runnable.
+    auto with_group = [](const std::string& groups, const std::string& extra) {
+        json d = extract("bl-4-3-1", extra);
+        d["groups"] = json::parse(groups);
+        return d;
+    };
+    const Outcome plain = simulate(extract("bl-4-3-1", ""));
+    const Outcome boosted =
+        simulate(with_group(R"({"top-app": {"cpus": "0-7", "uclamp_min": 512}})", R"(, "group": "top-app")"));
+    REQUIRE(plain.completed);
+    REQUIRE(boosted.completed);
+    CHECK(boosted.n(Metric::freq_khz_busy) > plain.n(Metric::freq_khz_busy));
+    CHECK(boosted.n(Metric::sim_time_ns) < plain.n(Metric::sim_time_ns));
+    // A background group of the littles confines the app there.
+    const Outcome little = simulate(with_group(R"({"background": {"cpus": "0-3"}})", R"(, "group": "background")"));
+    double on_littles = 0;
+    for (const auto& [k, v] : little.m.breakdown(Metric::requester_time_by_capacity))
+        if (k == "160") on_littles = v;
+    CHECK(on_littles == Approx(1.0));
+    // cpuset: the app's own CPUs and the group's must meet.
+    CHECK_THROWS_WITH(simulate(with_group(R"({"background": {"cpus": "0-3"}})", R"(, "cpus": "4-7", "group": "background")")),
+                      Catch::Contains("/workload/group"));
+}

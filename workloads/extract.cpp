@@ -46,7 +46,8 @@ const ParamTable& extract_params() {
         };
         const ParamTable& conn = fuse_conn_params();
         own.insert(own.end(), conn.begin(), conn.end());
-        return own;
+        // The app thread's clamps and group (Android puts the foreground app in top-app).
+        return with_task_uclamp(own);
     }();
     return t;
 }
@@ -58,6 +59,7 @@ struct ExtractSpec {
     CpuSet cpus;
     int64_t footprint_kib = 0;
     FuseConnSpec conn;
+    TaskSpec app;  // the app thread's CPUs (cpus, narrowed by its group) and clamps
 };
 
 ExtractSpec read_extract(const WorkloadInput& in) {
@@ -80,7 +82,11 @@ ExtractSpec read_extract(const WorkloadInput& in) {
         errors.attempt([&] {
             in.json.at("write_size_max").fail("expected at least write_size_min (" + std::to_string(s.size_min) + " bytes)");
         });
-    errors.attempt([&] { s.cpus = read_cpus(in.json, p, "cpus", in.topo); });
+    errors.attempt([&] {
+        s.cpus = read_cpus(in.json, p, "cpus", in.topo);
+        s.app.allowed = s.cpus;
+        apply_task_uclamp(in.json, p, in.groups, in.topo, s.app);
+    });
     errors.attempt([&] { s.conn = read_fuse_conn(in.json, p, in.topo); });
     errors.finish();
     return s;
@@ -102,8 +108,8 @@ WorkloadBuild build_extract(const ExtractSpec& s) {
         return Op{Op::fuse_request, c.work(op, 0), 0, 0, static_cast<int32_t>(op), 0};
     };
     ProgramTask t;
+    t.spec = s.app;
     t.spec.comm = "extract";
-    t.spec.allowed = s.cpus;
     t.spec.role = TaskRole::requester;
     t.spec.pair_id = 1;
     t.spec.footprint_kib = s.footprint_kib;
@@ -130,7 +136,7 @@ WorkloadBuild build_extract(const ExtractSpec& s) {
     t.code.push_back(count);
     t.code.push_back(Op{Op::loop_end, 0, 0, 0, 0, 0});
     b.tasks.push_back(std::move(t));
-    b.parent_cpu = s.cpus.empty() ? 0 : s.cpus.first();
+    b.parent_cpu = s.app.allowed.empty() ? 0 : s.app.allowed.first();
     b.total_ops = static_cast<uint64_t>(s.files);
     return b;
 }
