@@ -220,6 +220,17 @@ TEST_CASE("extract: an app thread in a top-app group with a uclamp_min floor run
     for (const auto& [k, v] : little.m.breakdown(Metric::requester_time_by_capacity))
         if (k == "160") on_littles = v;
     CHECK(on_littles == Approx(1.0));
+    // The daemon's workers in a background group of the littles: every request is served there,
+    // and the app thread is not confined by it.
+    const Outcome bg = simulate(with_group(R"({"background": {"cpus": "0-3"}})", R"(, "daemon_group": "background")"));
+    double served_on_littles = 0, app_on_littles = 1;
+    for (const auto& [k, v] : bg.m.breakdown(Metric::server_time_by_capacity))
+        if (k == "160") served_on_littles = v;
+    app_on_littles = 0;
+    for (const auto& [k, v] : bg.m.breakdown(Metric::requester_time_by_capacity))
+        if (k == "160") app_on_littles = v;
+    CHECK(served_on_littles == Approx(1.0));
+    CHECK(app_on_littles < 0.5);
     // cpuset: the app's own CPUs and the group's must meet.
     CHECK_THROWS_WITH(simulate(with_group(R"({"background": {"cpus": "0-3"}})", R"(, "cpus": "4-7", "group": "background")")),
                       Catch::Contains("/workload/group"));

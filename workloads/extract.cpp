@@ -4,6 +4,7 @@
 // sends LOOKUP (negative) and CREATE (fuse_atomic_open), one WRITE per write() call
 // (fuse_perform_write without the writeback cache), FLUSH on close (fuse_flush) and RELEASE in
 // the background (fuse_release -> fuse_file_put, sync false). docs/fuse.md, "Archive extraction".
+#include <algorithm>
 #include <string>
 
 #include "workloads/kind.h"
@@ -43,6 +44,11 @@ const ParamTable& extract_params() {
              .absent_means = "all CPUs"},
             {.name = "footprint", .type = ParamType::size, .default_value = "64KiB", .min = 0, .max = 1LL << 30,
              .help = "the app thread's working set (inflate window and buffers), refilled after it runs elsewhere"},
+            {.name = "daemon_group", .type = ParamType::text,
+             .help = "a group of the scenario's `groups` for the FUSE daemon's /dev/fuse workers (Android runs "
+                     "MediaProvider in a background group): they run only on its CPUs, under its clamps. "
+                     "(`group`, `uclamp_min` and `uclamp_max` are the app thread's)",
+             .absent_means = "none"},
         };
         const ParamTable& conn = fuse_conn_params();
         own.insert(own.end(), conn.begin(), conn.end());
@@ -60,6 +66,7 @@ struct ExtractSpec {
     int64_t footprint_kib = 0;
     FuseConnSpec conn;
     TaskSpec app;  // the app thread's CPUs (cpus, narrowed by its group) and clamps
+    const TaskGroup* daemon = nullptr;  // the workers' group, if any
 };
 
 ExtractSpec read_extract(const WorkloadInput& in) {
@@ -88,6 +95,13 @@ ExtractSpec read_extract(const WorkloadInput& in) {
         apply_task_uclamp(in.json, p, in.groups, in.topo, s.app);
     });
     errors.attempt([&] { s.conn = read_fuse_conn(in.json, p, in.topo); });
+    if (p.given("daemon_group"))
+        errors.attempt([&] {
+            const JsonNode n = in.json.at("daemon_group");
+            s.daemon = &find_task_group(n, in.groups);
+            TaskSpec probe;  // the workers have no CPUs of their own: only an empty group CPU set is refused
+            join_task_group(n, *s.daemon, in.topo, probe);
+        });
     errors.finish();
     return s;
 }
@@ -102,6 +116,13 @@ WorkloadBuild build_extract(const ExtractSpec& s) {
     conn.fuse = s.conn.def;
     b.channels.push_back(std::move(conn));
     add_fuse_servers(b, 0, s.conn, "fuse");
+    if (s.daemon)  // the /dev/fuse workers join it; io-uring ring threads stay pinned to their queues
+        for (ProgramTask& w : b.tasks)
+            if (w.spec.allowed.empty()) {
+                w.spec.allowed = s.daemon->cpus;
+                w.spec.uclamp_min = std::clamp(w.spec.uclamp_min, s.daemon->uclamp_min, s.daemon->uclamp_max);
+                w.spec.uclamp_max = std::clamp(w.spec.uclamp_max, s.daemon->uclamp_min, s.daemon->uclamp_max);
+            }
 
     const FuseOpCosts& c = s.conn.ops;
     auto request = [&](FuseOp op) {

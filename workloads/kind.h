@@ -27,6 +27,11 @@ ParamTable with_task_uclamp(ParamTable table);
 // Applies them to `spec`, read from `obj` into `v`: the task's clamps (uclamp_validate(): min <=
 // max), its group's cpuset intersected with spec.allowed (empty: an InputError at "group"), and
 // its clamps restricted by the group's (uclamp_tg_restrict()).
+// The group a "group"-like key names (one line with the declared names otherwise), and a task
+// joining it: its CPUs narrowed to the group's (an empty intersection is bad input at `n`), its
+// clamps bounded by the group's.
+const TaskGroup& find_task_group(const JsonNode& n, const TaskGroups& groups);
+void join_task_group(const JsonNode& n, const TaskGroup& g, const Topology& topo, TaskSpec& spec);
 void apply_task_uclamp(const JsonNode& obj, const ParamValues& v, const TaskGroups& groups, const Topology& topo,
                        TaskSpec& spec);
 

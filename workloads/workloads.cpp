@@ -163,43 +163,48 @@ ParamTable with_task_uclamp(ParamTable table) {
     return table;
 }
 
+const TaskGroup& find_task_group(const JsonNode& n, const TaskGroups& groups) {
+    const std::string name = n.as_string();
+    std::vector<std::string> names;
+    for (const TaskGroup& tg : groups) {
+        if (tg.name == name) return tg;
+        names.push_back(tg.name);
+    }
+    if (names.empty()) n.fail("expected a group declared in the scenario's top-level \"groups\"; it declares none");
+    const std::string hint = nearest_name(name, names);
+    std::string list;
+    for (const auto& s : names) list += (list.empty() ? "" : ", ") + s;
+    n.fail("expected a group of the scenario's \"groups\" (" + list + "); got " + quote_for_message(name) +
+           (hint.empty() ? "" : " (did you mean " + quote_for_message(hint) + "?)"));
+}
+
+void join_task_group(const JsonNode& n, const TaskGroup& g, const Topology& topo, TaskSpec& spec) {
+    if (!g.cpus.empty()) {
+        const CpuSet own = spec.allowed.empty() ? topo.all() : spec.allowed;
+        const CpuSet both = own & g.cpus;
+        if (both.empty())
+            n.fail("expected a group whose CPUs meet the task's own \"cpus\": group " + quote_for_message(g.name) +
+                   " has none of them (cpuset: an empty intersection)");
+        spec.allowed = both;
+    }
+    // uclamp_tg_restrict(): the group's clamps bound the task's own.
+    spec.uclamp_min = std::clamp(spec.uclamp_min, g.uclamp_min, g.uclamp_max);
+    spec.uclamp_max = std::clamp(spec.uclamp_max, g.uclamp_min, g.uclamp_max);
+}
+
 void apply_task_uclamp(const JsonNode& obj, const ParamValues& v, const TaskGroups& groups, const Topology& topo,
                        TaskSpec& spec) {
-    int lo = static_cast<int>(v.integer("uclamp_min")), hi = static_cast<int>(v.integer("uclamp_max"));
+    const int lo = static_cast<int>(v.integer("uclamp_min")), hi = static_cast<int>(v.integer("uclamp_max"));
     if (lo > hi)
         obj.at(v.given("uclamp_max") ? "uclamp_max" : "uclamp_min")
             .fail("expected uclamp_max (" + std::to_string(hi) + ") at least uclamp_min (" + std::to_string(lo) +
                   "): sched_setattr() refuses it (uclamp_validate())");
-    if (v.given("group")) {
-        const JsonNode n = obj.at("group");
-        const std::string& name = v.text("group");
-        const TaskGroup* g = nullptr;
-        std::vector<std::string> names;
-        for (const TaskGroup& tg : groups) {
-            names.push_back(tg.name);
-            if (tg.name == name) g = &tg;
-        }
-        if (!g) {
-            if (names.empty()) n.fail("expected a group declared in the scenario's top-level \"groups\"; it declares none");
-            const std::string hint = nearest_name(name, names);
-            std::string list;
-            for (const auto& s : names) list += (list.empty() ? "" : ", ") + s;
-            n.fail("expected a group of the scenario's \"groups\" (" + list + "); got " + quote_for_message(name) +
-                   (hint.empty() ? "" : " (did you mean " + quote_for_message(hint) + "?)"));
-        }
-        if (!g->cpus.empty()) {
-            const CpuSet own = spec.allowed.empty() ? topo.all() : spec.allowed;
-            const CpuSet both = own & g->cpus;
-            if (both.empty())
-                n.fail("expected a group whose CPUs meet the task's own \"cpus\": group " + quote_for_message(name) +
-                       " has none of them (cpuset: an empty intersection)");
-            spec.allowed = both;
-        }
-        lo = std::clamp(lo, g->uclamp_min, g->uclamp_max);
-        hi = std::clamp(hi, g->uclamp_min, g->uclamp_max);
-    }
     spec.uclamp_min = lo;
     spec.uclamp_max = hi;
+    if (v.given("group")) {
+        const JsonNode n = obj.at("group");
+        join_task_group(n, find_task_group(n, groups), topo, spec);
+    }
 }
 
 std::vector<std::string> keys_around(std::vector<std::string> before, const ParamTable& table,
