@@ -96,14 +96,14 @@ Topology read_compact(const JsonNode& node, std::string name, std::string descri
             const JsonNode t = (*types)[i];
             InputErrorCollector fields;
             fields.attempt([&] { t.check_keys({"count", "capacity", "name"}); });
-            int count = 0, cap = 0;
-            fields.attempt([&] { count = static_cast<int>(t.at("count").as_int(1, kMaxCpus)); });
+            int n_cores = 0, cap = 0;
+            fields.attempt([&] { n_cores = static_cast<int>(t.at("count").as_int(1, kMaxCpus)); });
             fields.attempt([&] { cap = static_cast<int>(t.at("capacity").as_int(1, 1024)); });
             fields.attempt([&] {
                 if (auto nm = t.get("name")) (void)nm->as_string();
             });
             fields.finish();
-            for (int k = 0; k < count; ++k) core_cap.push_back(cap);
+            for (int k = 0; k < n_cores; ++k) core_cap.push_back(cap);
         });
         type_errors.finish();
         if (static_cast<int>(core_cap.size()) != ncores)
