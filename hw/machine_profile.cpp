@@ -321,6 +321,24 @@ std::string read_param(MachineProfile& p, const std::string& key, const JsonNode
     return key;
 }
 
+// The CPUs of one performance domain or cpufreq policy: a Linux CPU list, none of them already in
+// another (`seen` collects them across the machine's domains).
+std::vector<int> read_domain_cpus(const JsonNode& c, std::set<int>& seen, const char* what) {
+    std::vector<int> ids;
+    try {
+        ids = parse_cpu_list(c.as_string());
+    } catch (const InputError&) {
+        throw;
+    } catch (const std::exception&) {
+        c.fail("expected a Linux CPU list such as \"0-3\"");
+    }
+    if (ids.empty()) c.fail("expected at least one CPU");
+    for (int id : ids)
+        if (!seen.insert(id).second)
+            c.fail(std::string("expected each CPU in one ") + what + "; CPU " + std::to_string(id) + " is in two");
+    return ids;
+}
+
 // The energy model as the kernel builds it from a device tree (drivers/opp/of.c
 // dev_pm_opp_of_register_em(), _get_dt_power): per performance domain its CPUs and OPPs, each with
 // its power in uW, or a dynamic-power-coefficient and each OPP's voltage, the power then being
@@ -337,16 +355,8 @@ std::vector<MachineProfile::PerfDomain> read_energy_model(const JsonNode& v) {
         const bool ok = errors.attempt([&] {
             d.require_object();
             d.check_keys({"cpus", "dynamic_power_coefficient", "opps"});
-            const JsonNode c = d.at("cpus");
-            pd.cpus = c.as_string();
-            try {
-                pd.cpu_ids = parse_cpu_list(pd.cpus);
-            } catch (const std::exception&) {
-                c.fail("expected a Linux CPU list such as \"0-3\"");
-            }
-            if (pd.cpu_ids.empty()) c.fail("expected at least one CPU");
-            for (int id : pd.cpu_ids)
-                if (!seen.insert(id).second) c.fail("expected each CPU in one performance domain; CPU " + std::to_string(id) + " is in two");
+            pd.cpus = d.at("cpus").as_string();
+            pd.cpu_ids = read_domain_cpus(d.at("cpus"), seen, "performance domain");
             if (auto k = d.get("dynamic_power_coefficient")) pd.dynamic_power_coefficient = k->as_int(1, 100000);
             const JsonNode o = d.at("opps");
             o.require_array();
@@ -395,16 +405,8 @@ std::vector<MachineProfile::CpufreqPolicy> read_cpufreq_policies(const JsonNode&
         const bool ok = errors.attempt([&] {
             d.require_object();
             d.check_keys({"cpus", "opp", "capacity_dmips_mhz"});
-            const JsonNode c = d.at("cpus");
-            pol.cpus = c.as_string();
-            try {
-                pol.cpu_ids = parse_cpu_list(pol.cpus);
-            } catch (const std::exception&) {
-                c.fail("expected a Linux CPU list such as \"0-3\"");
-            }
-            if (pol.cpu_ids.empty()) c.fail("expected at least one CPU");
-            for (int id : pol.cpu_ids)
-                if (!seen.insert(id).second) c.fail("expected each CPU in one cpufreq policy; CPU " + std::to_string(id) + " is in two");
+            pol.cpus = d.at("cpus").as_string();
+            pol.cpu_ids = read_domain_cpus(d.at("cpus"), seen, "cpufreq policy");
             const JsonNode o = d.at("opp");
             o.require_array();
             if (o.size() == 0) o.fail("expected at least one OPP");
