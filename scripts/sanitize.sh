@@ -9,4 +9,5 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 cmake -S . -B build-sanitize -DWAKESIM_SANITIZE=ON -DWAKESIM_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build-sanitize -j"$(nproc)"
-ctest --test-dir build-sanitize --output-on-failure -j"$(nproc)"
+# The sanitizers slow a run about tenfold: the CLI tests' hang guard (timeout 20) scales with it.
+WAKESIM_TEST_TIMEOUT=200 ctest --test-dir build-sanitize --output-on-failure -j"$(nproc)"

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -40,10 +41,19 @@ struct CmdResult {
     std::string out;  // stdout, and stderr too unless the command was run with stderr apart
 };
 
-// Runs the program `binary` with ARGS under `timeout 20`, so that a hang fails (rc 124) instead of
-// blocking. with_stderr: capture stderr with stdout (2>&1); otherwise stderr is dropped.
+// Runs the program `binary` with ARGS under `timeout 20` (or $WAKESIM_TEST_TIMEOUT seconds:
+// scripts/sanitize.sh sets 200, its builds run about ten times slower), so that a hang fails
+// (rc 124) instead of blocking. with_stderr: capture stderr with stdout (2>&1); otherwise stderr
+// is dropped.
+inline std::string hang_guard() {
+    const char* t = std::getenv("WAKESIM_TEST_TIMEOUT");
+    const std::string s = t && *t ? t : "20";
+    for (char c : s)
+        if (c < '0' || c > '9') return "timeout 20 ";
+    return "timeout " + s + " ";
+}
 inline CmdResult run_program(const std::string& binary, const std::string& args, bool with_stderr = true) {
-    const std::string cmd = "timeout 20 " + shell_quote(binary) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+    const std::string cmd = hang_guard() + shell_quote(binary) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
     CmdResult r;
     std::FILE* p = ::popen(cmd.c_str(), "r");
     if (!p) return r;

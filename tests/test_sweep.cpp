@@ -236,7 +236,10 @@ TEST_CASE("compare: Δ% with its interval and a verdict, a policy without effect
     CHECK(contains(one.out, "one seed: no test"));
     const CmdResult run1 = run_wakesim("run " + shell_quote(sc) + " --seed 3 --format json", false);
     REQUIRE(run1.rc == 0);
-    for (const auto& r : nlohmann::json::parse(run1.out).at("runs")) CHECK(r.at("seed") == 3);
+    // (The parsed document must outlive the loop: a range-for keeps only the temporary `runs`
+    // refers into alive until C++23.)
+    const nlohmann::json runs = nlohmann::json::parse(run1.out);
+    for (const auto& r : runs.at("runs")) CHECK(r.at("seed") == 3);
 }
 
 TEST_CASE("run: the table labels its ± and marks an interval that crosses 0", "[compare][cli]") {
