@@ -502,36 +502,26 @@ MachineProfile profile_from_json(const JsonNode& node, std::string name) {
             entry.finish();
         });
     }
-    if (auto cp = node.get("cpufreq_policies"))
-        errors.attempt([&] {
-            const JsonNode e = *cp;
-            e.require_object();
-            e.check_keys({"value", "source", "note"});
-            InputErrorCollector entry;
-            entry.attempt([&] { p.cpufreq_policies = read_cpufreq_policies(e.at("value")); });
-            entry.attempt([&] {
-                if (auto s = e.get("source")) p.sources["cpufreq_policies"] = source_text(*s);
+    // The structured keys: {"value": ..., "source", "note"}, the value read by its own reader.
+    auto structured = [&](const char* key, auto read) {
+        if (auto k = node.get(key))
+            errors.attempt([&] {
+                const JsonNode e = *k;
+                e.require_object();
+                e.check_keys({"value", "source", "note"});
+                InputErrorCollector entry;
+                entry.attempt([&] { read(e.at("value")); });
+                entry.attempt([&] {
+                    if (auto s = e.get("source")) p.sources[key] = source_text(*s);
+                });
+                entry.attempt([&] {
+                    if (auto n = e.get("note")) (void)n->as_string();
+                });
+                entry.finish();
             });
-            entry.attempt([&] {
-                if (auto n = e.get("note")) (void)n->as_string();
-            });
-            entry.finish();
-        });
-    if (auto em = node.get("energy_model"))
-        errors.attempt([&] {
-            const JsonNode e = *em;
-            e.require_object();
-            e.check_keys({"value", "source", "note"});
-            InputErrorCollector entry;
-            entry.attempt([&] { p.energy_model = read_energy_model(e.at("value")); });
-            entry.attempt([&] {
-                if (auto s = e.get("source")) p.sources["energy_model"] = source_text(*s);
-            });
-            entry.attempt([&] {
-                if (auto n = e.get("note")) (void)n->as_string();
-            });
-            entry.finish();
-        });
+    };
+    structured("cpufreq_policies", [&](const JsonNode& v) { p.cpufreq_policies = read_cpufreq_policies(v); });
+    structured("energy_model", [&](const JsonNode& v) { p.energy_model = read_energy_model(v); });
     errors.finish();
     return p;
 }
