@@ -166,7 +166,6 @@ void Scheduler::ttwu_runnable(Task& p, uint32_t flags, Task* waker, int this_cpu
     pelt_update_cpu(p.cpu);
     p.sched_delayed = false;
     --rq.nr_delayed;
-    if (p.policy == SchedPolicy::idle) ++rq.nr_sched_idle;
     p.state = TaskState::runnable;
     if (wants(kObsTtwuWoken)) obs_->ttwu_woken(p, p.cpu, this_cpu, WokenVia::delayed, nullptr);
     arch_->ttwu_runnable_charge(waker);
@@ -423,8 +422,7 @@ void Scheduler::schedule_blocked(int cpu) {
     if (cfg_.features.on(Feat::DELAY_DEQUEUE) && rq.queue.size() > 1 && !entity_eligible(rq, *t)) {
         // dequeue_entity() with DELAY_DEQUEUE: the ineligible sleeper stays on the queue.
         t->sched_delayed = true;
-        ++rq.nr_delayed;
-        if (t->policy == SchedPolicy::idle) --rq.nr_sched_idle;
+        ++rq.nr_delayed;  // dequeue_entities() returns before h_nr_idle: the delayed task still counts
         update_overload(cpu);
     } else {
         dequeue(cpu, *t);
@@ -447,13 +445,15 @@ void Scheduler::check_invariants() const {
     std::vector<int> seen(tasks_.size(), 0);
     for (size_t c = 0; c < rqs_.size(); ++c) {
         const Rq& rq = rqs_[c];
-        int delayed = 0;
+        int delayed = 0, idle_policy = 0;
         for (const Task* t : rq.queue) {
             if (seen[static_cast<size_t>(t->id)]++) throw std::logic_error("task " + t->comm + " queued on two CPUs");
             if (t->cpu != static_cast<int>(c)) throw std::logic_error("task " + t->comm + " queued on cpu" + std::to_string(c) + " but task_cpu is " + std::to_string(t->cpu));
             if (!t->on_rq) throw std::logic_error("queued task " + t->comm + " not on_rq");
             delayed += t->sched_delayed ? 1 : 0;
+            idle_policy += t->policy == SchedPolicy::idle ? 1 : 0;
         }
+        if (idle_policy != rq.nr_sched_idle) throw std::logic_error("h_nr_idle mismatch on cpu" + std::to_string(c));
         if (static_cast<int>(rq.queue.size()) != rq.nr_running) throw std::logic_error("nr_running mismatch on cpu" + std::to_string(c));
         if (delayed != rq.nr_delayed) throw std::logic_error("nr_delayed mismatch on cpu" + std::to_string(c));
         if (rq.curr) {

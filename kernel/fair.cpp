@@ -133,9 +133,8 @@ void Scheduler::dequeue(int cpu, Task& t) {
         if (cfg_.features.on(Feat::DELAY_ZERO) && lag > 0) lag = 0;
         t.sched_delayed = false;
         --rq.nr_delayed;
-    } else if (t.policy == SchedPolicy::idle) {
-        --rq.nr_sched_idle;
     }
+    if (t.policy == SchedPolicy::idle) --rq.nr_sched_idle;
     t.vlag = lag;
     if (rq.next_buddy == &t) rq.next_buddy = nullptr;  // clear_buddies()
     auto it = std::find(rq.queue.begin(), rq.queue.end(), &t);

@@ -237,7 +237,7 @@ private:
         bool switching = false;    // the machine is still switching to curr (it has not run yet)
         int nr_running = 0;
         int nr_delayed = 0;
-        int nr_sched_idle = 0;  // runnable (non-delayed) SCHED_IDLE tasks
+        int nr_sched_idle = 0;  // cfs.h_nr_idle: queued SCHED_IDLE tasks, delayed ones included
         bool ttwu_pending = false;
         bool overloaded = false;  // two or more runnable tasks (feeds rd->overloaded)
         std::vector<Task*> wake_list;

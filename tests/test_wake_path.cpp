@@ -574,6 +574,29 @@ TEST_CASE("Row 17: a CPU running only a SCHED_IDLE task counts as idle and the w
     CHECK(n.n(Metric::wake_latency_ns_max) > 40000);
 }
 
+TEST_CASE("Row 17: a delayed SCHED_IDLE sleeper still counts toward sched_idle_cpu (h_nr_idle keeps it)",
+          "[wake_path][row17][delay_dequeue]") {
+    // CPU1 runs two SCHED_IDLE tasks. I1 runs 700 us ahead of I2 (forked next to it) and blocks while ineligible, so
+    // DELAY_DEQUEUE leaves it queued; dequeue_entities() returns before it touches h_nr_idle, so
+    // nr_running (2) == h_nr_idle (2) and sched_idle_cpu(1) holds. P's wake at 900 us (CPU0 busy
+    // with W) therefore takes CPU1 and preempts I2. Counting only runnable SCHED_IDLE tasks would
+    // see a busy CPU1 and keep P on CPU0, where it preempts W.
+    const json d = doc(R"({"machine": "kvm-2vcpu",
+      "workload": {"kind": "program",
+        "channels": {"ch": {}},
+        "tasks": [
+          {"name": "I1", "cpus": "1", "policy": "idle", "program": [{"run": "700us"}, {"sleep": "5ms"}]},
+          {"name": "I2", "cpus": "1", "policy": "idle", "delay": "10us", "program": [{"loop": 0, "do": [{"run": "1ms"}]}]},
+          {"name": "P", "program": [{"wait": "ch"}, {"run": "10us"}]},
+          {"name": "W", "cpus": "0", "program": [{"run": "900us"}, {"post": "ch"}, {"run": "500us"}]}]},
+      "policies": ["plain"], "run": {"duration": "2ms"}})");
+    const Outcome r = simulate(d, "", 1);
+    REQUIRE(r.wakee() == "P");
+    CHECK(r.outcome_cpu() == 1);
+    CHECK(r.moves(0, 1));
+    CHECK(r.n(Metric::preemptions) == 1);
+}
+
 TEST_CASE("Row 19: an idle recent_used_cpu is taken before the idle-CPU scan", "[wake_path][row19]") {
     // busy3 keeps CPU3 busy while P forks from CPU3, so P lands on CPU0 with recent_used_cpu = 3.
     // At the wake CPU0 (hog) and CPU1 (waker) are busy; CPUs 2 and 3 are idle. The scan from the
