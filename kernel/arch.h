@@ -49,9 +49,10 @@ public:
     // An idle CPU got work: it leaves idle and schedules. Returns false when an IPI to it was
     // already on its way (nothing more is sent). `work`: as above, for IdleKick::ttwu.
     virtual bool kick_idle_cpu(int cpu, int from_cpu, IdleKick why, const TtwuWork* work) = 0;
-    // resched_curr() on a CPU running a task: it calls __schedule() as soon as it can (at once,
-    // on return from the interrupt or driver code it is in, or at the tick with lazy preemption).
-    virtual void smp_send_reschedule(int cpu) = 0;
+    // resched_curr() on a CPU running a task: it calls __schedule() on return from the interrupt
+    // or driver code it is in, at the tick with lazy preemption, or, on another CPU, on the way
+    // out of the reschedule IPI's handler. Returns whether that IPI was sent.
+    virtual bool smp_send_reschedule(int cpu) = 0;
 
     // context_switch(): the machine switches from prev (nullptr: idle) to next and reports the
     // end of the switch through Scheduler::finish_task_switch(). Called before rq->curr changes.

@@ -87,7 +87,7 @@ void Scheduler::resched_curr(int cpu) {
     Rq& rq = rq_of(cpu);
     if (!rq.curr) return;
     rq.need_resched = true;
-    arch_->smp_send_reschedule(cpu);
+    if (arch_->smp_send_reschedule(cpu) && wants(kObsReschedIpi)) obs_->resched_ipi(cpu);
 }
 
 // set_task_cpu(): a migration (fork placement sets task_cpu directly and is none).

@@ -201,6 +201,7 @@ enum ObsInterest : uint32_t {
     kObsSwitch = 1u << 6,
     kObsSwitchedIn = 1u << 7,
     kObsBalance = 1u << 8,
+    kObsReschedIpi = 1u << 9,
     kObsAll = ~0u,
 };
 
@@ -251,6 +252,8 @@ public:
     virtual void switched_in(int /*cpu*/, const Task& /*t*/) {}
     // sched_balance_rq() ran at a domain level (periodic, or newidle).
     virtual void balance(int /*cpu*/, int /*level*/, bool /*newidle*/, bool /*moved*/) {}
+    // resched_curr() sent the reschedule IPI to a CPU running a task.
+    virtual void resched_ipi(int /*cpu*/) {}
 };
 
 }  // namespace wakesim

@@ -118,7 +118,7 @@ constexpr MetricDef kRows[] = {
     {Metric::sis_probes, "sis_probes", "count", K::counter, T::integer, B::lower, G::wakeups, kRunOnly,
      &count<&Counters::sis_probes>, "CPUs examined by `select_idle_cpu` / `select_idle_core`"},
     {Metric::ipis, "ipis", "count", K::counter, T::integer, B::lower, G::wakeups, kRunOnly,
-     &count<&Counters::ipis>, "IPIs sent (wake-list kicks and resched IPIs to idle CPUs)"},
+     &count<&Counters::ipis>, "IPIs sent: wake-list kicks, wakeups of idle CPUs, and reschedule IPIs to CPUs running a task"},
 
     // ---- where select_task_rq decided
     {Metric::select_pinned, "select.pinned", "count", K::counter, T::integer, B::neither, G::select, kRunOnly,

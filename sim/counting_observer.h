@@ -18,13 +18,14 @@ public:
     CountingObserver(Metrics& m, const Topology& topo, const Engine& clock);
 
     uint32_t interests() const override {
-        return kObsTtwuWoken | kObsMigrate | kObsSwitch | kObsSwitchedIn | kObsBalance;
+        return kObsTtwuWoken | kObsMigrate | kObsSwitch | kObsSwitchedIn | kObsBalance | kObsReschedIpi;
     }
     void ttwu_woken(const Task& p, int cpu, int this_cpu, WokenVia via, const SelectResultEv* placement) override;
     void migrate(const Task& p, int from, int to, MigrationCause cause) override;
     void sched_switch(int cpu, const Task* prev, char prev_state, const Task* next) override;
     void switched_in(int cpu, const Task& t) override;
     void balance(int cpu, int level, bool newidle, bool moved) override;
+    void resched_ipi(int /*cpu*/) override { ++m_.c.ipis; }
     // Adds the CPU time of the tasks on the CPUs now, up to `end`, to the per-role tables.
     void flush(Time end);
 

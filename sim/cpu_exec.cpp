@@ -115,10 +115,15 @@ bool CpuExec::kick_idle_cpu(int cpu, int from_cpu, IdleKick why, const TtwuWork*
     return true;
 }
 
-void CpuExec::smp_send_reschedule(int cpu) {
-    // Handled after the driver or the interrupt handler returns, or at the tick (lazy preemption).
-    if (cpu_of(cpu).mode != Mode::running || driving_cpu_ == cpu || irq_cpu_ == cpu || prof_.preempt_lazy) return;
-    preempt_now(cpu);
+// resched_curr() of a running CPU: on this CPU (the driver's, or the interrupt handler's) the flag
+// is acted on when the caller returns; lazy preemption waits for the tick; another CPU is sent
+// the reschedule IPI and preempts on the way out of its handler (on_ipi).
+bool CpuExec::smp_send_reschedule(int cpu) {
+    Cpu& c = cpu_of(cpu);
+    if (c.mode != Mode::running || driving_cpu_ == cpu || irq_cpu_ == cpu || prof_.preempt_lazy) return false;
+    if (c.ipi_in_flight) return false;  // the IPI on its way makes it look at need_resched
+    kick_cpu(cpu, jitter(prof_.ipi_latency_ns));
+    return true;
 }
 
 inline void CpuExec::on_ipi(int cpu) {
@@ -294,7 +299,9 @@ void CpuExec::on_tick(int cpu) {
     Cpu& c = cpu_of(cpu);
     c.tick_armed = false;
     if (c.mode == Mode::idle) return;  // NOHZ: an idle CPU stops its tick
+    irq_cpu_ = cpu;  // the tick interrupt: its own resched_curr() takes effect on return
     sched_.sched_tick(cpu);
+    irq_cpu_ = -1;
     if (*c.need_resched && c.mode == Mode::running) preempt_now(cpu);
     if (c.mode != Mode::idle) arm_tick(cpu);
 }
@@ -350,8 +357,16 @@ void CpuExec::on_event(const Event& e) {
         case kTimer: {
             const Task& t = sched_.task(e.a);
             const int tcpu = t.cpu >= 0 ? t.cpu : 0;
+            // hrtimer_wakeup() runs in the interrupt of the CPU that armed the timer: the
+            // sleeper's own (it was running there, so get_nohz_timer_target() kept the timer).
+            irq_cpu_ = tcpu;
             driver_->on_timer(e.a, e.b);
-            if (cpu_of(tcpu).mode == Mode::idle && sched_.nr_running(tcpu) > 0) kick_cpu(tcpu, hw_.wake_latency(tcpu));
+            irq_cpu_ = -1;
+            Cpu& c = cpu_of(tcpu);
+            if (c.mode == Mode::idle && sched_.nr_running(tcpu) > 0)
+                kick_cpu(tcpu, hw_.wake_latency(tcpu));
+            else if (c.mode == Mode::running && *c.need_resched && !prof_.preempt_lazy)
+                preempt_now(tcpu);
             return;
         }
         case kStart:

@@ -88,6 +88,9 @@ public:
     void balance(int cpu, int level, bool newidle, bool moved) override {
         for (auto* o : obs_) o->balance(cpu, level, newidle, moved);
     }
+    void resched_ipi(int cpu) override {
+        for (auto* o : obs_) o->resched_ipi(cpu);
+    }
 
 private:
     std::vector<SchedObserver*> obs_;
