@@ -17,6 +17,18 @@ Hardware::Hardware(Engine& engine, const Topology& topo, const MachineProfile& p
     else if (gov_name_ == "ondemand") gov_ = Gov::ondemand;
     else if (gov_name_ == "conservative") gov_ = Gov::conservative;
     else throw std::invalid_argument("unknown governor " + gov_name_);
+    if (prof_.line_llc_ns > 0) {  // distance-aware wake costs: each class as the next closer one when unset
+        line_aware_ = true;
+        const int64_t llc = prof_.line_llc_ns;
+        const int64_t cluster = prof_.line_cluster_ns > 0 ? prof_.line_cluster_ns : llc;
+        const int64_t smt = prof_.line_smt_ns > 0 ? prof_.line_smt_ns : cluster;
+        const int64_t cross_llc = prof_.line_cross_llc_ns > 0 ? prof_.line_cross_llc_ns : llc;
+        const int64_t cross_numa = prof_.line_cross_numa_ns > 0 ? prof_.line_cross_numa_ns : cross_llc;
+        line_extra_[static_cast<size_t>(CpuDistance::smt)] = smt - llc;
+        line_extra_[static_cast<size_t>(CpuDistance::cluster)] = cluster - llc;
+        line_extra_[static_cast<size_t>(CpuDistance::cross_llc)] = cross_llc - llc;
+        line_extra_[static_cast<size_t>(CpuDistance::cross_numa)] = cross_numa - llc;
+    }
     std::vector<int64_t> shared_opp = prof_.opp_khz;
     if (prof_.cpufreq_policies.empty() && shared_opp.empty()) {  // no cpufreq: one fixed frequency
         shared_opp = {1000000};

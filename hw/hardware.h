@@ -84,6 +84,12 @@ public:
     static int64_t em_power_uw(const MachineProfile::PerfDomain& pd, int64_t khz, int64_t fmax_khz);
     // Per-KiB refill cost for data last used on `from` and needed on `to`, fully warm there.
     int64_t transfer_ns_per_kib(int from, int to) const;
+    // What one cache line moved from `from` to `to` costs beyond a move within the LLC
+    // (negative for SMT siblings); 0 when the profile gives no line costs or a CPU is unknown.
+    int64_t line_extra_ns(int from, int to) const {
+        if (from < 0 || to < 0 || !line_aware_) return 0;
+        return line_extra_[static_cast<size_t>(topo_.classify(from, to))];
+    }
 
     // Reporting over the measured window.
     void begin_window();
@@ -143,6 +149,8 @@ private:
     std::vector<MachineProfile::IdleState> states_;
     bool teo_ = false;  // the idle governor is teo (else menu)
     bool uclamp_ = false;  // schedutil applies the runqueues' clamps
+    bool line_aware_ = false;  // the profile gives line_llc
+    std::array<int64_t, 6> line_extra_{};  // by CpuDistance
     // The last pair transfer_ns_per_kib() classified: a ping-pong asks for the same two CPUs.
     mutable int xfer_from_ = -1, xfer_to_ = -1;
     mutable int64_t xfer_ns_ = 0;

@@ -37,6 +37,13 @@ const std::vector<Field>& fields() {
         {{"tick_hz", "Hz", "CONFIG_HZ"}, &P::tick_hz, nullptr},
         {{"preempt_lazy", "bool", "wakeup preemption waits for the next tick (preempt=lazy)"}, nullptr, &P::preempt_lazy},
         {{"cost_jitter_pct", "%", "each kernel-path cost varies uniformly by +- this percent (seeded: caches, interrupts)"}, &P::cost_jitter_pct, nullptr},
+        {{"line_smt_ns", "ns", "one-way cache-line transfer between SMT siblings (core-to-core latency); 0: as line_cluster/line_llc"}, &P::line_smt_ns, nullptr},
+        {{"line_cluster_ns", "ns", "one-way cache-line transfer within a cluster; 0: as line_llc"}, &P::line_cluster_ns, nullptr},
+        {{"line_llc_ns", "ns", "one-way cache-line transfer between cores sharing the LLC: the distance wake_remote and ipi_latency hold for; 0: no distance-aware wake costs"}, &P::line_llc_ns, nullptr},
+        {{"line_cross_llc_ns", "ns", "one-way cache-line transfer to another LLC of the node; 0: as line_llc"}, &P::line_cross_llc_ns, nullptr},
+        {{"line_cross_numa_ns", "ns", "one-way cache-line transfer to another NUMA node; 0: as line_cross_llc"}, &P::line_cross_numa_ns, nullptr},
+        {{"wake_remote_lines", "lines", "cache lines a remote try_to_wake_up moves between waker and target (each pays the pair's line cost above line_llc)"}, &P::wake_remote_lines, nullptr},
+        {{"ipi_lines", "lines", "cache-line transfers in an IPI's delivery and handler (each pays the pair's line cost above line_llc)"}, &P::ipi_lines, nullptr},
         {{"freq_transition_ns", "ns", "cpufreq transition latency: a new frequency takes effect after it"}, &P::freq_transition_ns, nullptr},
         {{"sugov_rate_limit_ns", "ns", "schedutil rate limit; 0: 1.5 x transition latency, or 1 ms"}, &P::sugov_rate_limit_ns, nullptr},
         {{"sampling_ns", "ns", "ondemand/conservative sampling period"}, &P::sampling_ns, nullptr},
@@ -290,6 +297,8 @@ std::string read_param(MachineProfile& p, const std::string& key, const JsonNode
             p.*(f.i) = v.as_int(0, f.info.name == std::string("smt_factor_pct") ? 100 : 50);
         else if (unit == "ns/KiB")
             p.*(f.i) = v.as_int(0, 100000);
+        else if (unit == "lines")
+            p.*(f.i) = v.as_int(0, 64);
         else if (f.i == &MachineProfile::sampling_ns)
             // The sampler rearms itself one period on: a zero period would never let time pass.
             p.*(f.i) = v.as_duration_ns(MachineProfile::kMinSamplingNs, 10LL * 1000000000LL);

@@ -35,6 +35,12 @@ struct MachineProfile {
     int64_t tick_hz = 250;            // CONFIG_HZ
     bool preempt_lazy = false;        // wakeup preemption waits for the next tick (preempt=lazy)
     int64_t cost_jitter_pct = 3;      // each kernel-path cost varies uniformly by +-this percent (seeded)
+    // One-way cache-line transfer between two CPUs by distance (published core-to-core latency).
+    // wake_remote and ipi_latency hold for a pair sharing the LLC; a pair farther apart pays the
+    // difference once per line the path moves between them. 0: as the next closer distance.
+    int64_t line_smt_ns = 0, line_cluster_ns = 0, line_llc_ns = 0, line_cross_llc_ns = 0, line_cross_numa_ns = 0;
+    int64_t wake_remote_lines = 3;    // try_to_wake_up: wakee's state/on_cpu, pi_lock, target's wake list or rq lock
+    int64_t ipi_lines = 2;            // the IPI message, and the wake-list entry the handler reads back
 
     // Frequency (cpufreq). Work is given at the reference speed: capacity 1024 at the highest OPP.
     std::vector<int64_t> opp_khz;     // ascending operating points; empty: one fixed frequency

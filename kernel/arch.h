@@ -17,6 +17,8 @@ struct TtwuWork {
     int sis_probes = 0;    // CPUs looked at by select_idle_cpu()
     int queue_local = 0;   // enqueues on the waker's CPU
     int queue_remote = 0;  // enqueues on, or queueing to the wake list of, another CPU
+    int this_cpu = -1;     // where try_to_wake_up runs
+    int remote_cpu = -1;   // the other CPU of queue_remote
 };
 
 // How the machine delivered what a wake list needed.
@@ -45,7 +47,7 @@ public:
 
     // send_call_function_single_ipi(): `cpu` should process its wake list (sched_ttwu_pending).
     // A wakeup from a task sends it after the work so far (`work`; nullptr: interrupt context).
-    virtual IpiSent send_call_function_single_ipi(int cpu, const TtwuWork* work) = 0;
+    virtual IpiSent send_call_function_single_ipi(int cpu, int from_cpu, const TtwuWork* work) = 0;
     // An idle CPU got work: it leaves idle and schedules. Returns false when an IPI to it was
     // already on its way (nothing more is sent). `work`: as above, for IdleKick::ttwu.
     virtual bool kick_idle_cpu(int cpu, int from_cpu, IdleKick why, const TtwuWork* work) = 0;

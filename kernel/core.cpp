@@ -211,10 +211,12 @@ WokenVia Scheduler::ttwu_queue(Task& p, int cpu, uint32_t flags, Task* waker, in
         rq.ttwu_pending = true;
         update_idle_state(cpu);
         ++ttwu_work_.queue_remote;
-        const IpiSent sent = arch_->send_call_function_single_ipi(cpu, waker ? &ttwu_work_ : nullptr);
+        ttwu_work_.remote_cpu = cpu;
+        const IpiSent sent = arch_->send_call_function_single_ipi(cpu, this_cpu, waker ? &ttwu_work_ : nullptr);
         return sent == IpiSent::ipi ? WokenVia::wakelist_ipi : sent == IpiSent::poll ? WokenVia::wakelist_poll : WokenVia::wakelist;
     }
     ++(cpu == this_cpu ? ttwu_work_.queue_local : ttwu_work_.queue_remote);
+    if (cpu != this_cpu) ttwu_work_.remote_cpu = cpu;
     ttwu_do_activate(cpu, p, flags);
     // The wakee sits on an idle CPU: a reschedule IPI (or the interrupt being handled there) runs it.
     const bool ipi =
@@ -239,6 +241,7 @@ bool Scheduler::try_to_wake_up(Task& p, uint32_t flags, Task* waker, int this_cp
         return true;
     }
     ttwu_work_ = TtwuWork{};
+    ttwu_work_.this_cpu = this_cpu;
     const int cpu = select_task_rq(p, p.wake_cpu, flags, waker, this_cpu);
     const SelectResultEv placement = sel_;  // a wakeup nested in ttwu_queue (via a preemption) reuses sel_
     pelt_update_task(p, false, false);  // the sleep's decay, before the signal moves with the task

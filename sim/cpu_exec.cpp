@@ -52,8 +52,21 @@ int64_t CpuExec::jitter(int64_t ns) {
 
 // Kernel time of a try_to_wake_up's work so far.
 int64_t CpuExec::cost(const TtwuWork& w) const {
+    int64_t remote = prof_.wake_remote_ns;
+    if (w.queue_remote) remote = std::max<int64_t>(0, remote + prof_.wake_remote_lines * hw_.line_extra_ns(w.this_cpu, w.remote_cpu));
     return w.select * prof_.select_base_ns + w.sis_probes * prof_.select_probe_ns + w.queue_local * prof_.wake_local_ns +
-           w.queue_remote * prof_.wake_remote_ns;
+           w.queue_remote * remote;
+}
+
+// An IPI from `from` to `to`: ipi_latency for a pair sharing the LLC, plus its line transfers'
+// extra cost for a pair farther apart.
+int64_t CpuExec::ipi_ns(int from, int to) const {
+    return std::max<int64_t>(0, prof_.ipi_latency_ns + prof_.ipi_lines * hw_.line_extra_ns(from, to));
+}
+
+// A polling idle CPU sees the flag's cache line written on `from`: one transfer.
+int64_t CpuExec::poll_ns(int from, int to) const {
+    return std::max<int64_t>(0, prof_.poll_wake_ns + hw_.line_extra_ns(from, to));
 }
 
 void CpuExec::ttwu_charge(Task* waker, const TtwuWork& work) {
@@ -76,17 +89,17 @@ void CpuExec::kick_cpu(int cpu, Time delay) {
     engine_.schedule(engine_.now() + delay, target_, kIpi, cpu);
 }
 
-IpiSent CpuExec::send_call_function_single_ipi(int cpu, const TtwuWork* work) {
+IpiSent CpuExec::send_call_function_single_ipi(int cpu, int from_cpu, const TtwuWork* work) {
     Cpu& c = cpu_of(cpu);
     if (c.ipi_in_flight) return IpiSent::pending;
     const bool idle = c.mode == Mode::idle;
     Time delay;
     IpiSent sent;
     if (idle && hw_.polling(cpu)) {
-        delay = prof_.poll_wake_ns + hw_.wake_latency(cpu);
+        delay = poll_ns(from_cpu, cpu) + hw_.wake_latency(cpu);
         sent = IpiSent::poll;
     } else {
-        delay = prof_.ipi_latency_ns + (idle ? hw_.wake_latency(cpu) : 0);
+        delay = ipi_ns(from_cpu, cpu) + (idle ? hw_.wake_latency(cpu) : 0);
         sent = IpiSent::ipi;
     }
     // The IPI leaves at the end of the waker's try_to_wake_up so far (selection + queueing).
@@ -101,14 +114,14 @@ bool CpuExec::kick_idle_cpu(int cpu, int from_cpu, IdleKick why, const TtwuWork*
         case IdleKick::ttwu:
             delay = cpu == from_cpu ? 0
                                     : (work ? cost(*work) : 0) +
-                                          (hw_.polling(cpu) ? prof_.poll_wake_ns : prof_.ipi_latency_ns) +
+                                          (hw_.polling(cpu) ? poll_ns(from_cpu, cpu) : ipi_ns(from_cpu, cpu)) +
                                           hw_.wake_latency(cpu);
             break;
         case IdleKick::fork:
-            delay = cpu == from_cpu ? 0 : prof_.ipi_latency_ns + hw_.wake_latency(cpu);
+            delay = cpu == from_cpu ? 0 : ipi_ns(from_cpu, cpu) + hw_.wake_latency(cpu);
             break;
         case IdleKick::nohz_balance:
-            delay = prof_.ipi_latency_ns + hw_.wake_latency(cpu);
+            delay = ipi_ns(from_cpu, cpu) + hw_.wake_latency(cpu);
             break;
     }
     kick_cpu(cpu, delay);
@@ -122,7 +135,7 @@ bool CpuExec::smp_send_reschedule(int cpu) {
     Cpu& c = cpu_of(cpu);
     if (c.mode != Mode::running || driving_cpu_ == cpu || irq_cpu_ == cpu || prof_.preempt_lazy) return false;
     if (c.ipi_in_flight) return false;  // the IPI on its way makes it look at need_resched
-    kick_cpu(cpu, jitter(prof_.ipi_latency_ns));
+    kick_cpu(cpu, jitter(ipi_ns(driving_cpu_ >= 0 ? driving_cpu_ : irq_cpu_, cpu)));
     return true;
 }
 

@@ -86,7 +86,7 @@ public:
     // SchedArch
     void ttwu_charge(Task* waker, const TtwuWork& work) override;
     void ttwu_runnable_charge(Task* waker) override;
-    IpiSent send_call_function_single_ipi(int cpu, const TtwuWork* work) override;
+    IpiSent send_call_function_single_ipi(int cpu, int from_cpu, const TtwuWork* work) override;
     bool kick_idle_cpu(int cpu, int from_cpu, IdleKick why, const TtwuWork* work) override;
     bool smp_send_reschedule(int cpu) override;
     void context_switch(int cpu, Task* prev, Task& next) override;
@@ -140,6 +140,8 @@ private:
     }
     int64_t jitter(int64_t ns);
     int64_t cost(const TtwuWork& w) const;
+    int64_t ipi_ns(int from, int to) const;
+    int64_t poll_ns(int from, int to) const;
     void kick_cpu(int cpu, Time delay);
     void preempt_now(int cpu);
     void run_curr(int cpu);

@@ -756,3 +756,48 @@ TEST_CASE("end to end: a request/reply pair split over two cores runs at a lower
     // Split, the pipe data and the reply cross cores: refill is charged; stacked it is not.
     CHECK(split_perf.integer(Metric::time_lost_cache_refill_ns) > same_perf.integer(Metric::time_lost_cache_refill_ns));
 }
+
+TEST_CASE("distance: a remote wakeup pays each moved cache line's cost at the pair's distance, from the preset's core-to-core latencies", "[hardware][distance]") {
+    // epyc-zen4-2s: line_smt 9, line_llc 22, line_cross_llc 100, line_cross_numa 197 ns.
+    Rig r("epyc-zen4-2s");
+    REQUIRE(r.topo.classify(0, 192) == CpuDistance::smt);
+    REQUIRE(r.topo.classify(0, 1) == CpuDistance::llc);
+    REQUIRE(r.topo.classify(0, 8) == CpuDistance::cross_llc);
+    REQUIRE(r.topo.classify(0, 96) == CpuDistance::cross_numa);
+    CHECK(r.hw.line_extra_ns(0, 192) == 9 - 22);
+    CHECK(r.hw.line_extra_ns(0, 1) == 0);
+    CHECK(r.hw.line_extra_ns(0, 8) == 100 - 22);
+    CHECK(r.hw.line_extra_ns(0, 96) == 197 - 22);
+    CHECK(r.hw.line_extra_ns(-1, 96) == 0);  // interrupt context with no CPU: nothing to add
+    // Without line_llc the wake costs do not depend on the pair.
+    Rig flat("epyc-zen4-2s", [](MachineProfile& p) { p.line_llc_ns = 0; });
+    CHECK(flat.hw.line_extra_ns(0, 96) == 0);
+    CHECK(flat.hw.line_extra_ns(0, 192) == 0);
+    // An unset farther class costs what the next closer one does.
+    Rig near("epyc-zen4-2s", [](MachineProfile& p) { p.line_cross_numa_ns = 0; });
+    CHECK(near.hw.line_extra_ns(0, 96) == 100 - 22);
+}
+
+TEST_CASE("distance: a pipe pair pinned across sockets pays (wake_remote_lines + ipi_lines) extra line costs per wakeup", "[hardware][distance]") {
+    // Two wakeups per round trip, each with 3 lines in try_to_wake_up and 2 in the IPI on the
+    // critical path: across sockets 2 x 5 x (197 - 22) ns = 1.75 us more per round trip than the
+    // same pair with distance-blind costs. Within one CCX nothing changes.
+    const auto usec = [](const std::string& cpus_b, bool lines) {
+        json d = json::parse(R"({"machine": {"preset": "epyc-zen4-2s", "profile": {"base": "epyc-zen4-2s", "cost_jitter_pct": 0, "governor": "performance"}},
+          "workload": {"kind": "pipe", "loops": 3000, "cpus": "0"}, "policies": ["plain"], "run": {"warmup_ops": 500, "seeds": [1]}})");
+        d["workload"]["cpus_b"] = cpus_b;
+        if (!lines) d["machine"]["profile"]["line_llc"] = "0ns";
+        const Scenario sc = parse_scenario(d, "distance.json");
+        return run_case(sc, sc.cases.front().name).get(Metric::usec_per_op);
+    };
+    const double numa = usec("96", true), numa_blind = usec("96", false);
+    const double ccx = usec("8", true), ccx_blind = usec("8", false);
+    const double llc = usec("1", true), llc_blind = usec("1", false);
+    INFO("us per round trip: other socket " << numa << " (blind " << numa_blind << "), other CCX " << ccx << " ("
+                                           << ccx_blind << "), same CCX " << llc << " (" << llc_blind << ")");
+    CHECK(numa - numa_blind == Approx(1.75).margin(0.1));
+    CHECK(ccx - ccx_blind == Approx(2 * 5 * 0.078).margin(0.1));
+    CHECK(llc == Approx(llc_blind).margin(0.001));
+    CHECK(llc < ccx);
+    CHECK(ccx < numa);
+}
