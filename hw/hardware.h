@@ -27,7 +27,7 @@ struct UclampPair {
 class HardwareClient {
 public:
     virtual ~HardwareClient() = default;
-    virtual double cpu_util(int cpu) const = 0;      // PELT util_avg, frequency invariant
+    virtual double cpu_util(int cpu) const = 0;      // schedutil's input (cpu_util_cfs_boost), frequency invariant
     virtual UclampPair cpu_uclamp(int /*cpu*/) const { return {}; }  // asked once some task is clamped
     virtual Time cpu_busy_ns(int cpu) const = 0;     // cumulative non-idle time
     virtual void speed_changed(int cpu) = 0;         // rescale the running segment

@@ -116,6 +116,7 @@ void Scheduler::enqueue(int cpu, Task& t, bool initial) {
     t.cfs_seq = ++cfs_seq_;  // account_entity_enqueue(): list_add at the head of cfs_tasks
     t.on_rq = true;
     ++rq.nr_running;
+    util_est_enqueue(rq, t);
     if (t.policy == SchedPolicy::idle) ++rq.nr_sched_idle;
     update_overload(cpu);
     hw_.util_changed(cpu);
@@ -133,6 +134,8 @@ void Scheduler::dequeue(int cpu, Task& t) {
         if (cfg_.features.on(Feat::DELAY_ZERO) && lag > 0) lag = 0;
         t.sched_delayed = false;
         --rq.nr_delayed;
+    } else {
+        util_est_dequeue(rq, t);
     }
     if (t.policy == SchedPolicy::idle) --rq.nr_sched_idle;
     t.vlag = lag;

@@ -32,20 +32,28 @@ const std::array<uint32_t, kLoadAvgPeriod> kYNInv = make_yn_inv();
 
 namespace {
 
-// Weight of the entities that count as runnable for load (delayed-dequeue sleepers do not).
-uint64_t runnable_weight_of(const std::vector<Task*>& queue) {
-    uint64_t w = 0;
+// The weight and number (h_nr_runnable) of the entities that count as runnable (delayed-dequeue
+// sleepers do not).
+struct Runnable {
+    uint64_t weight = 0;
+    uint32_t count = 0;
+};
+Runnable runnable_of(const std::vector<Task*>& queue) {
+    Runnable r;
     for (const Task* t : queue)
-        if (!t->sched_delayed) w += t->weight;
-    return w;
+        if (!t->sched_delayed) {
+            r.weight += t->weight;
+            ++r.count;
+        }
+    return r;
 }
 
 }  // namespace
 
 void Scheduler::pelt_update_cpu(int cpu) {
     Rq& rq = rq_of(cpu);
-    const uint32_t scale = rq.curr ? pelt::util_scale(hw_.invariant_speed(cpu)) : 0;
-    pelt::update(rq.pelt, engine_.now(), runnable_weight_of(rq.queue), scale, 1);
+    const Runnable r = runnable_of(rq.queue);
+    pelt::update(rq.pelt, engine_.now(), r.weight, r.count, rq.curr != nullptr, pelt::util_scale(hw_.invariant_speed(cpu)), 1);
 }
 
 // detach_entity_load_avg() from `from`, attach_entity_load_avg() to `to`: both CPUs' signals are
@@ -59,6 +67,9 @@ void Scheduler::pelt_migrate(Task& p, int from_cpu, int to_cpu) {
     from.util_avg = std::max(0.0, from.util_avg - se.util_avg);
     from.util_sum = from.util_sum > se.util_sum ? from.util_sum - se.util_sum : 0;
     from.util_sum = std::max(from.util_sum, static_cast<uint64_t>(from.util_avg) * pelt::kMinDivider);
+    from.runnable_avg = std::max(0.0, from.runnable_avg - se.runnable_avg);
+    from.runnable_sum = from.runnable_sum > se.runnable_sum ? from.runnable_sum - se.runnable_sum : 0;
+    from.runnable_sum = std::max(from.runnable_sum, static_cast<uint64_t>(from.runnable_avg) * pelt::kMinDivider);
     from.load_avg = std::max(0.0, from.load_avg - se.load_avg);
     from.load_sum = from.load_sum > w * se.load_sum ? from.load_sum - w * se.load_sum : 0;
     from.load_sum = std::max(from.load_sum, static_cast<uint64_t>(from.load_avg) * pelt::kMinDivider);
@@ -66,33 +77,49 @@ void Scheduler::pelt_migrate(Task& p, int from_cpu, int to_cpu) {
     se.last_update = to.last_update;
     se.period_contrib = to.period_contrib;
     se.util_sum = static_cast<uint64_t>(se.util_avg) * div;
+    se.runnable_sum = static_cast<uint64_t>(se.runnable_avg) * div;
     se.load_sum = static_cast<uint64_t>(se.load_avg) * div;
     se.load_sum = w < se.load_sum ? se.load_sum / w : 1;
     to.util_avg += se.util_avg;
     to.util_sum += se.util_sum;
+    to.runnable_avg += se.runnable_avg;
+    to.runnable_sum += se.runnable_sum;
     to.load_avg += se.load_avg;
     to.load_sum += w * se.load_sum;
 }
 
-double Scheduler::cpu_util(int cpu) const {
+// The CPU's signals as an update now would leave them.
+Pelt Scheduler::cpu_pelt_now(int cpu) const {
     const Rq& rq = rq_of(cpu);
     Pelt s = rq.pelt;
-    pelt::update(s, engine_.now(), runnable_weight_of(rq.queue), rq.curr ? pelt::util_scale(hw_.invariant_speed(cpu)) : 0, 1);
-    return std::min<double>(s.util_avg, capacity_of(cpu));
+    const Runnable r = runnable_of(rq.queue);
+    pelt::update(s, engine_.now(), r.weight, r.count, rq.curr != nullptr, pelt::util_scale(hw_.invariant_speed(cpu)), 1);
+    return s;
+}
+
+double Scheduler::cpu_util(int cpu) const {
+    return std::min<double>(cpu_pelt_now(cpu).util_avg, capacity_of(cpu));
+}
+
+// cpu_util_cfs_boost() = cpu_util(cpu, NULL, -1, 1), schedutil's input (sugov_get_util()):
+// util_avg raised to runnable_avg ("runnable boosting": tasks waiting on the CPU ask for a higher
+// clock) and, with UTIL_EST, to the enqueued tasks' util_est; capped at the CPU's capacity.
+double Scheduler::cpu_util_cfs_boost(int cpu) const {
+    const Pelt s = cpu_pelt_now(cpu);
+    double u = std::max(s.util_avg, s.runnable_avg);
+    if (cfg_.features.on(Feat::UTIL_EST)) u = std::max(u, rq_of(cpu).util_est);
+    return std::min<double>(u, capacity_of(cpu));
 }
 
 double Scheduler::cpu_load(int cpu) const {
-    const Rq& rq = rq_of(cpu);
-    Pelt s = rq.pelt;
-    pelt::update(s, engine_.now(), runnable_weight_of(rq.queue), rq.curr ? pelt::util_scale(hw_.invariant_speed(cpu)) : 0, 1);
-    return s.load_avg;
+    return cpu_pelt_now(cpu).load_avg;
 }
 
 double Scheduler::task_util(const Task& t) const {
     const bool running = t.state == TaskState::running;
     const bool runnable = running || t.state == TaskState::runnable;
     Pelt s = t.pelt;
-    pelt::update(s, engine_.now(), runnable ? 1 : 0, running ? 1024 : 0, t.weight);
+    pelt::update(s, engine_.now(), runnable ? 1 : 0, runnable ? 1 : 0, running, 1024, t.weight);
     return cfg_.features.on(Feat::UTIL_EST) ? std::max(s.util_avg, t.pelt.util_est) : s.util_avg;
 }
 
@@ -102,7 +129,7 @@ double Scheduler::task_load(const Task& t) const {
     if (t.state == TaskState::sleeping || t.state == TaskState::waking) return t.pelt.load_avg;
     const bool runnable = t.state == TaskState::running || t.state == TaskState::runnable;
     Pelt s = t.pelt;
-    pelt::update(s, engine_.now(), runnable ? 1 : 0, t.state == TaskState::running ? 1024 : 0, t.weight);
+    pelt::update(s, engine_.now(), runnable ? 1 : 0, runnable ? 1 : 0, t.state == TaskState::running, 1024, t.weight);
     return s.load_avg;
 }
 

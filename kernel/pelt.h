@@ -41,10 +41,12 @@ inline uint32_t accumulate_segments(uint64_t periods, uint32_t d1, uint32_t d3) 
 inline uint32_t divider(const Pelt& sa) { return kMinDivider + sa.period_contrib; }
 
 // ___update_load_sum() with accumulate_sum(), then ___update_load_avg() when a period ended.
-// load: the runnable weight (1 for a task); util_scale: the capacity the running time counts for
-// (0..1024, 0 when not running); avg_mult: what load_avg is scaled by (the task's weight, 1 for a
-// CPU). Returns true when the averages were recomputed.
-inline bool update(Pelt& sa, Time now, uint64_t load, uint32_t util_scale, uint64_t avg_mult) {
+// load: the runnable weight (1 for a task); runnable: the runnable tasks (h_nr_runnable; 0 or 1
+// for a task); running: whether it runs; scale: the capacity time counts for at the CPU's speed
+// (0..1024: frequency and CPU capacity, the invariance the kernel gets from its PELT clock);
+// avg_mult: what load_avg is scaled by (the task's weight, 1 for a CPU). Returns true when the
+// averages were recomputed.
+inline bool update(Pelt& sa, Time now, uint64_t load, uint32_t runnable, bool running, uint32_t scale, uint64_t avg_mult) {
     Time delta = now - sa.last_update;
     if (delta < 0) {
         sa.last_update = now;
@@ -53,7 +55,7 @@ inline bool update(Pelt& sa, Time now, uint64_t load, uint32_t util_scale, uint6
     delta >>= 10;  // ~1 us units, as the kernel does
     if (delta == 0) return false;
     sa.last_update += delta << 10;
-    if (load == 0) util_scale = 0;
+    uint32_t util_scale = running && load ? scale : 0;
     // accumulate_sum()
     uint64_t d = static_cast<uint64_t>(delta) + sa.period_contrib;
     const uint64_t periods = d / 1024;
@@ -61,17 +63,20 @@ inline bool update(Pelt& sa, Time now, uint64_t load, uint32_t util_scale, uint6
     if (periods) {
         sa.load_sum = decay_load(sa.load_sum, periods);
         sa.util_sum = decay_load(sa.util_sum, periods);
+        sa.runnable_sum = decay_load(sa.runnable_sum, periods);
         d %= 1024;
         if (load) contrib = accumulate_segments(periods, 1024 - sa.period_contrib, static_cast<uint32_t>(d));
     }
     sa.period_contrib = static_cast<uint32_t>(d);
     if (load) sa.load_sum += load * contrib;
     if (util_scale) sa.util_sum += static_cast<uint64_t>(contrib) * util_scale;
+    if (runnable) sa.runnable_sum += static_cast<uint64_t>(runnable) * contrib * scale;
     if (!periods) return false;
     // ___update_load_avg()
     const uint32_t div = divider(sa);
     sa.load_avg = static_cast<double>(avg_mult * sa.load_sum / div);
     sa.util_avg = static_cast<double>(sa.util_sum / div);
+    sa.runnable_avg = static_cast<double>(sa.runnable_sum / div);
     return true;
 }
 
@@ -81,8 +86,8 @@ inline uint32_t util_scale(double s) { return static_cast<uint32_t>(s * 1024.0 +
 }  // namespace pelt
 
 inline void Scheduler::pelt_update_task(Task& t, bool running, bool runnable) {
-    const uint32_t scale = running ? pelt::util_scale(t.cpu >= 0 ? hw_.invariant_speed(t.cpu) : 1.0) : 0;
-    pelt::update(t.pelt, engine_.now(), runnable ? 1 : 0, scale, t.weight);
+    const uint32_t scale = pelt::util_scale(t.cpu >= 0 ? hw_.invariant_speed(t.cpu) : 1.0);
+    pelt::update(t.pelt, engine_.now(), runnable ? 1 : 0, runnable ? 1 : 0, running, scale, t.weight);
 }
 
 }  // namespace wakesim

@@ -129,6 +129,7 @@ public:
     const CpuSet& idle_mask() const { return idle_mask_; }
     const CpuSet& sched_idle_mask() const { return sched_idle_mask_; }
     double cpu_util(int cpu) const;         // PELT util_avg of the CPU, 0..capacity
+    double cpu_util_cfs_boost(int cpu) const;  // schedutil's input: max(util_avg, runnable_avg, util_est)
     double cpu_load(int cpu) const;         // PELT load_avg of the CPU
     double task_util(const Task& t) const;  // max(util_avg, util_est)
     double task_load(const Task& t) const;
@@ -197,6 +198,7 @@ public:
     const Hardware& hardware() const { return hw_; }
 
 private:
+    Pelt cpu_pelt_now(int cpu) const;
     struct DomainState {
         Time last_balance = 0;
         int64_t balance_interval_ms = 1;
@@ -246,12 +248,22 @@ private:
         Time idle_stamp = 0;  // 0: not idle
         int64_t avg_idle = 0;
         int64_t max_idle_balance_cost = 0;
-        Pelt pelt;  // util_avg/load_avg of the CPU (blocked contributions included)
+        Pelt pelt;  // util_avg/load_avg/runnable_avg of the CPU (blocked contributions included)
+        double util_est = 0;  // cfs_rq->avg.util_est: the util_est of the runnable tasks
         Time next_balance = 0;
         std::vector<DomainState> dom;
         int active_balance_push = -1;  // rq->active_balance with push_cpu: the stopper is queued
         int uclamp_idle_max = 1024;    // UCLAMP_FLAG_IDLE: the max clamp kept while idle
     };
+    // util_est_enqueue()/util_est_dequeue(): the runqueue's util_est sums its runnable tasks'.
+    static void util_est_enqueue(Rq& rq, Task& t) {
+        t.util_est_queued = t.pelt.util_est;
+        rq.util_est += t.util_est_queued;
+    }
+    static void util_est_dequeue(Rq& rq, Task& t) {
+        rq.util_est = std::max(0.0, rq.util_est - t.util_est_queued);
+        t.util_est_queued = 0;
+    }
     // struct sched_domain_shared of an LLC.
     struct LlcShared {
         bool has_idle_cores = false;

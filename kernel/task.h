@@ -31,10 +31,12 @@ enum class TaskRole : uint8_t { other, requester, server };
 struct Pelt {
     double util_avg = 0;  // 0..1024
     double load_avg = 0;  // weight-scaled runnable average
+    double runnable_avg = 0;  // runnable (not delayed) tasks x 1024, time-averaged
     double util_est = 0;
     Time last_update = 0;  // advances in whole 1024 ns units
     uint64_t load_sum = 0;
     uint64_t util_sum = 0;
+    uint64_t runnable_sum = 0;
     uint32_t period_contrib = 0;  // 1024 ns units of the current period so far
 };
 
@@ -76,6 +78,7 @@ struct Task {
     int64_t vprot = 0;
     bool on_rq = false;
     bool sched_delayed = false;
+    double util_est_queued = 0;  // what util_est_enqueue() added to the runqueue's util_est
     Time exec_start = 0;  // last time it started running (task_hot)
     // Position in the runqueue's cfs_tasks list: enqueue and pick move a task to the head
     // (largest value); detach_tasks() walks from the tail (smallest).

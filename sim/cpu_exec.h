@@ -95,7 +95,7 @@ public:
     Time cpu_busy_ns(int cpu) const override;
 
     // HardwareClient
-    double cpu_util(int cpu) const override { return sched_.cpu_util(cpu); }
+    double cpu_util(int cpu) const override { return sched_.cpu_util_cfs_boost(cpu); }  // schedutil's input
     UclampPair cpu_uclamp(int cpu) const override {
         const RqClamp r = sched_.uclamp_rq(cpu);
         return {r.min, r.max};

@@ -801,3 +801,27 @@ TEST_CASE("distance: a pipe pair pinned across sockets pays (wake_remote_lines +
     CHECK(llc < ccx);
     CHECK(ccx < numa);
 }
+
+TEST_CASE("schedutil reads cpu_util_cfs_boost(): two tasks waking together on one CPU get a higher clock than one task doing the same work", "[hardware][schedutil]") {
+    // e5-2650-2s, schedutil, CPU 0. "one": a task runs 2 ms every 4 ms. "two": two tasks run 1 ms
+    // each every 4 ms, woken at the same instant, so one waits while the other runs. util_avg is
+    // about 512 either way; runnable_avg is 512 for one task and 768 for two (both runnable for
+    // the first half of the busy time), and runnable boosting (v6.5) makes schedutil ask for
+    // 1.25 x 768/1024 x 2.6 GHz instead of 1.25 x 512/1024 x 2.6 GHz.
+    const auto busy_khz = [](int count, const std::string& run) {
+        json d = json::parse(R"({"machine": "e5-2650-2s",
+          "workload": {"kind": "program", "timers": {"tick": {"mode": "absolute"}},
+            "tasks": [{"name": "w", "cpus": "0", "program": [{"loop": 0, "do": [{"run": "1ms"}, {"timer": "tick", "period": "4ms"}]}]}]},
+          "policies": ["plain"], "run": {"duration": "400ms", "warmup": "200ms", "seeds": [1]}})");
+        d["workload"]["tasks"][0]["count"] = count;
+        d["workload"]["tasks"][0]["program"][0]["do"][0]["run"] = run;
+        const Scenario sc = parse_scenario(d, "boost.json");
+        const CaseSpec& c = sc.cases.front();
+        const RunResult res = run_simulation(make_run_spec(sc, c, sc.policies.front(), sc.seeds.front()));
+        return res.metrics.per_cpu_integers(Metric::cpu_freq_khz).at(0);
+    };
+    const int64_t one = busy_khz(1, "2ms"), two = busy_khz(2, "1ms");
+    INFO("CPU 0 clock: one task " << one << " kHz, two tasks " << two << " kHz");
+    CHECK(one < 2200000);
+    CHECK(two >= 2400000);
+}

@@ -17,7 +17,7 @@ constexpr Time kPeriodNs = 1024 * 1024;  // one PELT period: 1024 units of 1024 
 void advance(Pelt& sa, Time& now, Time span, Time step, bool running) {
     for (Time end = now + span; now < end;) {
         now = std::min(end, now + step);
-        pelt::update(sa, now, running ? 1 : 0, running ? 1024 : 0, 1024);
+        pelt::update(sa, now, running ? 1 : 0, running ? 1 : 0, running, 1024, 1024);
     }
 }
 
@@ -64,13 +64,13 @@ TEST_CASE("PELT: averages change only when a period ends, and one long update eq
     advance(a, now, 10 * kPeriodNs + 500 * 1024, 50000, true);
     const double u = a.util_avg;
     Time t = now;
-    pelt::update(a, t + 100 * 1024, 1, 1024, 1024);  // 100 more units inside the same period
+    pelt::update(a, t + 100 * 1024, 1, 1, true, 1024, 1024);  // 100 more units inside the same period
     CHECK(a.util_avg == u);
     // The same 30 periods of running in one update (three segments) and in 1 us steps: equal up to
     // the rounding down of each step's decay (under 2%).
     Pelt b = a, c = a;
     Time tb = t + 100 * 1024, tc = tb;
-    pelt::update(b, tb + 30 * kPeriodNs, 1, 1024, 1024);
+    pelt::update(b, tb + 30 * kPeriodNs, 1, 1, true, 1024, 1024);
     advance(c, tc, 30 * kPeriodNs, 1024, true);
     CHECK(b.util_avg > u);
     CHECK(b.util_avg >= c.util_avg);

@@ -739,8 +739,9 @@ TEST_CASE("Row 27: on big.LITTLE a task that fits neither littles nor mids skips
     // Short tasks on the littles make fork placement put P on a mid CPU (4), where it runs long
     // enough for util ~700 (> 80% of 768). W on little CPU1 wakes it (sync: target = CPU1);
     // select_idle_capacity scans from CPU1 past the idle littles and mids to CPU7.
-    // b7 holds the big CPU until P blocks, so misfit balancing (an idle big CPU pulls a
-    // misfit task by active balance) does not move P there before the wakeup.
+    // b7 holds the big CPU until P blocks (P at about 310 ms, b7 until 337 ms, W posts at 366 ms),
+    // so misfit balancing (an idle big CPU pulls a misfit task by active balance) does not move
+    // P there before the wakeup.
     const json d = doc(R"({"machine": "bl-4-3-1",
       "workload": {"kind": "program", "parent_cpu": 4,
         "channels": {"ch": {"wake": {"flags": ["WF_SYNC"]}}},
@@ -749,9 +750,9 @@ TEST_CASE("Row 27: on big.LITTLE a task that fits neither littles nor mids skips
           {"name": "b1", "cpus": "1", "program": [{"run": "1ms"}]},
           {"name": "b2", "cpus": "2", "program": [{"run": "1ms"}]},
           {"name": "b3", "cpus": "3", "program": [{"run": "1ms"}]},
-          {"name": "b7", "cpus": "7", "program": [{"run": "140ms"}]},
+          {"name": "b7", "cpus": "7", "program": [{"run": "160ms"}]},
           {"name": "P", "program": [{"run": "100ms"}, {"wait": "ch"}, {"run": "10us"}]},
-          {"name": "W", "cpus": "1", "program": [{"run": "30ms"}, {"post": "ch"}, {"run": "5us"}]}]},
+          {"name": "W", "cpus": "1", "program": [{"run": "45ms"}, {"post": "ch"}, {"run": "5us"}]}]},
       "policies": ["plain"], "run": {"duration": "400ms"}})");
     const Outcome r = simulate(d, "", 1);
     CHECK(r.wakee() == "P");
