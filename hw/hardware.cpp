@@ -18,7 +18,6 @@ Hardware::Hardware(Engine& engine, const Topology& topo, const MachineProfile& p
     else if (gov_name_ == "conservative") gov_ = Gov::conservative;
     else throw std::invalid_argument("unknown governor " + gov_name_);
     if (prof_.line_llc_ns > 0) {  // distance-aware wake costs: each class as the next closer one when unset
-        line_aware_ = true;
         const int64_t llc = prof_.line_llc_ns;
         const int64_t cluster = prof_.line_cluster_ns > 0 ? prof_.line_cluster_ns : llc;
         const int64_t smt = prof_.line_smt_ns > 0 ? prof_.line_smt_ns : cluster;
@@ -28,6 +27,11 @@ Hardware::Hardware(Engine& engine, const Topology& topo, const MachineProfile& p
         line_extra_[static_cast<size_t>(CpuDistance::cluster)] = cluster - llc;
         line_extra_[static_cast<size_t>(CpuDistance::cross_llc)] = cross_llc - llc;
         line_extra_[static_cast<size_t>(CpuDistance::cross_numa)] = cross_numa - llc;
+        // Only a machine with two CPUs at different line costs has anything to add (altra-80:
+        // one LLC, no SMT).
+        for (int a = 0; a < n && !line_aware_; ++a)
+            for (int b = 0; b < n && !line_aware_; ++b)
+                line_aware_ = line_extra_[static_cast<size_t>(topo_.classify(a, b))] != 0;
     }
     std::vector<int64_t> shared_opp = prof_.opp_khz;
     if (prof_.cpufreq_policies.empty() && shared_opp.empty()) {  // no cpufreq: one fixed frequency

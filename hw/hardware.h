@@ -86,9 +86,15 @@ public:
     int64_t transfer_ns_per_kib(int from, int to) const;
     // What one cache line moved from `from` to `to` costs beyond a move within the LLC
     // (negative for SMT siblings); 0 when the profile gives no line costs or a CPU is unknown.
+    bool line_aware() const { return line_aware_; }
     int64_t line_extra_ns(int from, int to) const {
-        if (from < 0 || to < 0 || !line_aware_) return 0;
-        return line_extra_[static_cast<size_t>(topo_.classify(from, to))];
+        if (!line_aware_ || from < 0 || to < 0) return 0;
+        // A ping-pong asks for the same two CPUs, in both directions: remember the last pair.
+        if ((from == lx_a_ && to == lx_b_) || (from == lx_b_ && to == lx_a_)) return lx_ns_;
+        lx_a_ = from;
+        lx_b_ = to;
+        lx_ns_ = line_extra_[static_cast<size_t>(topo_.classify(from, to))];
+        return lx_ns_;
     }
 
     // Reporting over the measured window.
@@ -151,6 +157,8 @@ private:
     bool uclamp_ = false;  // schedutil applies the runqueues' clamps
     bool line_aware_ = false;  // the profile gives line_llc
     std::array<int64_t, 6> line_extra_{};  // by CpuDistance
+    mutable int lx_a_ = -1, lx_b_ = -1;      // the last pair line_extra_ns() classified
+    mutable int64_t lx_ns_ = 0;
     // The last pair transfer_ns_per_kib() classified: a ping-pong asks for the same two CPUs.
     mutable int xfer_from_ = -1, xfer_to_ = -1;
     mutable int64_t xfer_ns_ = 0;

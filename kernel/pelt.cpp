@@ -53,7 +53,8 @@ Runnable runnable_of(const std::vector<Task*>& queue) {
 void Scheduler::pelt_update_cpu(int cpu) {
     Rq& rq = rq_of(cpu);
     const Runnable r = runnable_of(rq.queue);
-    pelt::update(rq.pelt, engine_.now(), r.weight, r.count, rq.curr != nullptr, pelt::util_scale(hw_.invariant_speed(cpu)), 1);
+    const uint32_t scale = rq.curr || r.count ? pelt::util_scale(hw_.invariant_speed(cpu)) : 0;
+    pelt::update(rq.pelt, engine_.now(), r.weight, r.count, rq.curr != nullptr, scale, 1);
 }
 
 // detach_entity_load_avg() from `from`, attach_entity_load_avg() to `to`: both CPUs' signals are
@@ -93,7 +94,8 @@ Pelt Scheduler::cpu_pelt_now(int cpu) const {
     const Rq& rq = rq_of(cpu);
     Pelt s = rq.pelt;
     const Runnable r = runnable_of(rq.queue);
-    pelt::update(s, engine_.now(), r.weight, r.count, rq.curr != nullptr, pelt::util_scale(hw_.invariant_speed(cpu)), 1);
+    const uint32_t scale = rq.curr || r.count ? pelt::util_scale(hw_.invariant_speed(cpu)) : 0;
+    pelt::update(s, engine_.now(), r.weight, r.count, rq.curr != nullptr, scale, 1);
     return s;
 }
 

@@ -63,7 +63,7 @@ inline bool update(Pelt& sa, Time now, uint64_t load, uint32_t runnable, bool ru
     if (periods) {
         sa.load_sum = decay_load(sa.load_sum, periods);
         sa.util_sum = decay_load(sa.util_sum, periods);
-        sa.runnable_sum = decay_load(sa.runnable_sum, periods);
+        if (sa.runnable_sum) sa.runnable_sum = decay_load(sa.runnable_sum, periods);
         d %= 1024;
         if (load) contrib = accumulate_segments(periods, 1024 - sa.period_contrib, static_cast<uint32_t>(d));
     }

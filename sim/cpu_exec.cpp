@@ -51,22 +51,9 @@ int64_t CpuExec::jitter(int64_t ns) {
 // The wake path's cost, paid by the waker.
 
 // Kernel time of a try_to_wake_up's work so far.
-int64_t CpuExec::cost(const TtwuWork& w) const {
-    int64_t remote = prof_.wake_remote_ns;
-    if (w.queue_remote) remote = std::max<int64_t>(0, remote + prof_.wake_remote_lines * hw_.line_extra_ns(w.this_cpu, w.remote_cpu));
-    return w.select * prof_.select_base_ns + w.sis_probes * prof_.select_probe_ns + w.queue_local * prof_.wake_local_ns +
-           w.queue_remote * remote;
-}
-
-// An IPI from `from` to `to`: ipi_latency for a pair sharing the LLC, plus its line transfers'
-// extra cost for a pair farther apart.
-int64_t CpuExec::ipi_ns(int from, int to) const {
-    return std::max<int64_t>(0, prof_.ipi_latency_ns + prof_.ipi_lines * hw_.line_extra_ns(from, to));
-}
-
-// A polling idle CPU sees the flag's cache line written on `from`: one transfer.
-int64_t CpuExec::poll_ns(int from, int to) const {
-    return std::max<int64_t>(0, prof_.poll_wake_ns + hw_.line_extra_ns(from, to));
+int64_t CpuExec::remote_lines_cost(const TtwuWork& w) const {
+    const int64_t remote = std::max<int64_t>(0, prof_.wake_remote_ns + prof_.wake_remote_lines * hw_.line_extra_ns(w.this_cpu, w.remote_cpu));
+    return w.queue_remote * (remote - prof_.wake_remote_ns);
 }
 
 void CpuExec::ttwu_charge(Task* waker, const TtwuWork& work) {

@@ -5,6 +5,7 @@
 // (TaskDriver). It implements the scheduler's arch side (kernel/arch.h) and calls the
 // scheduler's entry points when the machine reaches them.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -139,9 +140,21 @@ private:
         return saved_[static_cast<size_t>(t.id)];
     }
     int64_t jitter(int64_t ns);
-    int64_t cost(const TtwuWork& w) const;
-    int64_t ipi_ns(int from, int to) const;
-    int64_t poll_ns(int from, int to) const;
+    int64_t cost(const TtwuWork& w) const {
+        const int64_t c = w.select * prof_.select_base_ns + w.sis_probes * prof_.select_probe_ns +
+                          w.queue_local * prof_.wake_local_ns + w.queue_remote * prof_.wake_remote_ns;
+        return w.queue_remote && hw_.line_aware() ? c + remote_lines_cost(w) : c;
+    }
+    int64_t remote_lines_cost(const TtwuWork& w) const;  // the remote wake's lines beyond the LLC's
+    // An IPI from `from` to `to`: ipi_latency for a pair sharing the LLC, plus its line
+    // transfers' extra cost for a pair farther apart.
+    int64_t ipi_ns(int from, int to) const {
+        return std::max<int64_t>(0, prof_.ipi_latency_ns + prof_.ipi_lines * hw_.line_extra_ns(from, to));
+    }
+    // A polling idle CPU sees the flag's cache line written on `from`: one transfer.
+    int64_t poll_ns(int from, int to) const {
+        return std::max<int64_t>(0, prof_.poll_wake_ns + hw_.line_extra_ns(from, to));
+    }
     void kick_cpu(int cpu, Time delay);
     void preempt_now(int cpu);
     void run_curr(int cpu);
