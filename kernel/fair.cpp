@@ -116,6 +116,7 @@ void Scheduler::enqueue(int cpu, Task& t, bool initial) {
     t.cfs_seq = ++cfs_seq_;  // account_entity_enqueue(): list_add at the head of cfs_tasks
     t.on_rq = true;
     ++rq.nr_running;
+    rq.runnable_weight += t.weight;
     util_est_enqueue(rq, t);
     if (t.policy == SchedPolicy::idle) ++rq.nr_sched_idle;
     update_overload(cpu);
@@ -135,6 +136,7 @@ void Scheduler::dequeue(int cpu, Task& t) {
         t.sched_delayed = false;
         --rq.nr_delayed;
     } else {
+        rq.runnable_weight -= t.weight;
         util_est_dequeue(rq, t);
     }
     if (t.policy == SchedPolicy::idle) --rq.nr_sched_idle;

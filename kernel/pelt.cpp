@@ -30,31 +30,12 @@ const std::array<uint32_t, kLoadAvgPeriod> kYNInv = make_yn_inv();
 
 }  // namespace pelt
 
-namespace {
-
-// The weight and number (h_nr_runnable) of the entities that count as runnable (delayed-dequeue
-// sleepers do not).
-struct Runnable {
-    uint64_t weight = 0;
-    uint32_t count = 0;
-};
-Runnable runnable_of(const std::vector<Task*>& queue) {
-    Runnable r;
-    for (const Task* t : queue)
-        if (!t->sched_delayed) {
-            r.weight += t->weight;
-            ++r.count;
-        }
-    return r;
-}
-
-}  // namespace
-
 void Scheduler::pelt_update_cpu(int cpu) {
     Rq& rq = rq_of(cpu);
-    const Runnable r = runnable_of(rq.queue);
-    const uint32_t scale = rq.curr || r.count ? pelt::util_scale(hw_.invariant_speed(cpu)) : 0;
-    pelt::update(rq.pelt, engine_.now(), r.weight, r.count, rq.curr != nullptr, scale, 1);
+    // The load weight and the number (h_nr_runnable) of the runnable tasks: delayed sleepers do not count.
+    const auto count = static_cast<uint32_t>(rq.nr_running - rq.nr_delayed);
+    const uint32_t scale = rq.curr || count ? pelt::util_scale(hw_.invariant_speed(cpu)) : 0;
+    pelt::update(rq.pelt, engine_.now(), rq.runnable_weight, count, rq.curr != nullptr, scale, 1);
 }
 
 // detach_entity_load_avg() from `from`, attach_entity_load_avg() to `to`: both CPUs' signals are
@@ -93,9 +74,9 @@ void Scheduler::pelt_migrate(Task& p, int from_cpu, int to_cpu) {
 Pelt Scheduler::cpu_pelt_now(int cpu) const {
     const Rq& rq = rq_of(cpu);
     Pelt s = rq.pelt;
-    const Runnable r = runnable_of(rq.queue);
-    const uint32_t scale = rq.curr || r.count ? pelt::util_scale(hw_.invariant_speed(cpu)) : 0;
-    pelt::update(s, engine_.now(), r.weight, r.count, rq.curr != nullptr, scale, 1);
+    const auto count = static_cast<uint32_t>(rq.nr_running - rq.nr_delayed);
+    const uint32_t scale = rq.curr || count ? pelt::util_scale(hw_.invariant_speed(cpu)) : 0;
+    pelt::update(s, engine_.now(), rq.runnable_weight, count, rq.curr != nullptr, scale, 1);
     return s;
 }
 

@@ -250,6 +250,7 @@ private:
         int64_t max_idle_balance_cost = 0;
         Pelt pelt;  // util_avg/load_avg/runnable_avg of the CPU (blocked contributions included)
         double util_est = 0;  // cfs_rq->avg.util_est: the util_est of the runnable tasks
+        uint64_t runnable_weight = 0;  // the weight of the queued tasks that are not delayed
         Time next_balance = 0;
         std::vector<DomainState> dom;
         int active_balance_push = -1;  // rq->active_balance with push_cpu: the stopper is queued
