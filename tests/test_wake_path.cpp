@@ -597,6 +597,26 @@ TEST_CASE("Row 17: a delayed SCHED_IDLE sleeper still counts toward sched_idle_c
     CHECK(r.n(Metric::preemptions) == 1);
 }
 
+TEST_CASE("A timer wakeup runs in the interrupt of the sleeper's CPU: this_cpu is prev, and preempting there needs no IPI",
+          "[wake_path][timer]") {
+    // P runs on CPU 1 and sleeps 100 us; meanwhile a hog takes CPU 1. hrtimer_wakeup() runs on
+    // CPU 1 (the timer was armed there), so try_to_wake_up's this_cpu is P's prev. CPU 0 is busy
+    // too, P wakes on CPU 1 and preempts the hog on the way out of the timer interrupt.
+    const json d = doc(R"({"machine": "kvm-2vcpu",
+      "workload": {"kind": "program",
+        "tasks": [
+          {"name": "P", "cpus": "1", "program": [{"run": "50us"}, {"sleep": "100us"}, {"run": "10us"}]},
+          {"name": "H0", "cpus": "0", "program": [{"loop": 0, "do": [{"run": "1ms"}]}]},
+          {"name": "H1", "cpus": "1", "delay": "60us", "program": [{"loop": 0, "do": [{"run": "1ms"}]}]}]},
+      "policies": ["plain"], "run": {"duration": "1ms"}})");
+    const Outcome r = simulate(d, "", 0);
+    CHECK(r.n(Metric::wakeups) >= 1);
+    CHECK(r.n(Metric::wakeups_local) == r.n(Metric::wakeups));
+    CHECK(r.n(Metric::ipis) == 0);
+    CHECK(r.n(Metric::preemptions) >= 1);
+    CHECK(r.n(Metric::wake_latency_ns_max) < 5000);
+}
+
 TEST_CASE("Row 19: an idle recent_used_cpu is taken before the idle-CPU scan", "[wake_path][row19]") {
     // busy3 keeps CPU3 busy while P forks from CPU3, so P lands on CPU0 with recent_used_cpu = 3.
     // At the wake CPU0 (hog) and CPU1 (waker) are busy; CPUs 2 and 3 are idle. The scan from the
