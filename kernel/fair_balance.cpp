@@ -172,20 +172,8 @@ int Scheduler::detach_tasks(LbEnv& env) {
     return detached;
 }
 
-// cpu_runnable(): runnable_avg counts 1024 per runnable task whatever its weight. wakesim keeps
-// one weighted signal, so it is scaled by the queue's runnable tasks per unit of weight.
-double Scheduler::cpu_runnable(int cpu) const {
-    const Rq& rq = rq_of(cpu);
-    double w = 0;
-    int n = 0;
-    for (const Task* t : rq.queue)
-        if (!t->sched_delayed) {
-            w += t->weight;
-            ++n;
-        }
-    const double load = cpu_load(cpu);
-    return w > 0 ? load * 1024.0 * n / w : load;
-}
+// cpu_runnable(): the runqueue's runnable_avg (1024 per runnable task whatever its weight).
+double Scheduler::cpu_runnable(int cpu) const { return cpu_pelt_now(cpu).runnable_avg; }
 
 // update_idle_cpu_scan(): SIS_UTIL's scan depth from the LLC's average utilisation.
 void Scheduler::update_idle_cpu_scan(int cpu, int level) {
