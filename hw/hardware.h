@@ -155,7 +155,7 @@ private:
     std::vector<MachineProfile::IdleState> states_;
     bool teo_ = false;  // the idle governor is teo (else menu)
     bool uclamp_ = false;  // schedutil applies the runqueues' clamps
-    bool line_aware_ = false;  // the profile gives line_llc
+    bool line_aware_ = false;  // two CPUs of the machine differ in line cost (line_llc given)
     std::array<int64_t, 6> line_extra_{};  // by CpuDistance
     mutable int lx_a_ = -1, lx_b_ = -1;      // the last pair line_extra_ns() classified
     mutable int64_t lx_ns_ = 0;

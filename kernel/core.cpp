@@ -462,8 +462,10 @@ void Scheduler::check_invariants() const {
             if (!t->on_rq) throw std::logic_error("queued task " + t->comm + " not on_rq");
             delayed += t->sched_delayed ? 1 : 0;
             idle_policy += t->policy == SchedPolicy::idle ? 1 : 0;
-            if (!t->sched_delayed) util_est += t->util_est_queued, weight += t->weight;
-            else if (t->util_est_queued != 0) throw std::logic_error("delayed task " + t->comm + " still in util_est");
+            if (!t->sched_delayed) {
+                util_est += t->util_est_queued;
+                weight += t->weight;
+            } else if (t->util_est_queued != 0) throw std::logic_error("delayed task " + t->comm + " still in util_est");
         }
         if (std::abs(util_est - rq.util_est) > 1e-6 * (1 + util_est))
             throw std::logic_error("util_est mismatch on cpu" + std::to_string(c));

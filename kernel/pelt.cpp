@@ -30,13 +30,16 @@ const std::array<uint32_t, kLoadAvgPeriod> kYNInv = make_yn_inv();
 
 }  // namespace pelt
 
-void Scheduler::pelt_update_cpu(int cpu) {
-    Rq& rq = rq_of(cpu);
-    // The load weight and the number (h_nr_runnable) of the runnable tasks: delayed sleepers do not count.
+// update_cfs_rq_load_avg() of `cpu` applied to `s` (its signals, or a copy of them): the load
+// weight and the number (h_nr_runnable) of the runnable tasks; delayed sleepers do not count.
+void Scheduler::pelt_update_rq(Pelt& s, int cpu) const {
+    const Rq& rq = rq_of(cpu);
     const auto count = static_cast<uint32_t>(rq.nr_running - rq.nr_delayed);
     const uint32_t scale = rq.curr || count ? pelt::util_scale(hw_.invariant_speed(cpu)) : 0;
-    pelt::update(rq.pelt, engine_.now(), rq.runnable_weight, count, rq.curr != nullptr, scale, 1);
+    pelt::update(s, engine_.now(), rq.runnable_weight, count, rq.curr != nullptr, scale, 1);
 }
+
+void Scheduler::pelt_update_cpu(int cpu) { pelt_update_rq(rq_of(cpu).pelt, cpu); }
 
 // detach_entity_load_avg() from `from`, attach_entity_load_avg() to `to`: both CPUs' signals are
 // current; the task's sums are realigned to the new CPU's period.
@@ -72,11 +75,8 @@ void Scheduler::pelt_migrate(Task& p, int from_cpu, int to_cpu) {
 
 // The CPU's signals as an update now would leave them.
 Pelt Scheduler::cpu_pelt_now(int cpu) const {
-    const Rq& rq = rq_of(cpu);
-    Pelt s = rq.pelt;
-    const auto count = static_cast<uint32_t>(rq.nr_running - rq.nr_delayed);
-    const uint32_t scale = rq.curr || count ? pelt::util_scale(hw_.invariant_speed(cpu)) : 0;
-    pelt::update(s, engine_.now(), rq.runnable_weight, count, rq.curr != nullptr, scale, 1);
+    Pelt s = rq_of(cpu).pelt;
+    pelt_update_rq(s, cpu);
     return s;
 }
 

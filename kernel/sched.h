@@ -199,6 +199,7 @@ public:
 
 private:
     Pelt cpu_pelt_now(int cpu) const;
+    void pelt_update_rq(Pelt& s, int cpu) const;
     struct DomainState {
         Time last_balance = 0;
         int64_t balance_interval_ms = 1;
