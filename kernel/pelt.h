@@ -55,7 +55,7 @@ inline bool update(Pelt& sa, Time now, uint64_t load, uint32_t runnable, bool ru
     delta >>= 10;  // ~1 us units, as the kernel does
     if (delta == 0) return false;
     sa.last_update += delta << 10;
-    uint32_t util_scale = running && load ? scale : 0;
+    const uint32_t util_scale = running && load ? scale : 0;
     // accumulate_sum()
     uint64_t d = static_cast<uint64_t>(delta) + sa.period_contrib;
     const uint64_t periods = d / 1024;

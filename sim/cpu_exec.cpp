@@ -50,7 +50,7 @@ int64_t CpuExec::jitter(int64_t ns) {
 // ---------------------------------------------------------------------------------------------
 // The wake path's cost, paid by the waker.
 
-// Kernel time of a try_to_wake_up's work so far.
+// What a remote wake's lines cost beyond their cost within the LLC (cost() adds it).
 int64_t CpuExec::remote_lines_cost(const TtwuWork& w) const {
     const int64_t remote = std::max<int64_t>(0, prof_.wake_remote_ns + prof_.wake_remote_lines * hw_.line_extra_ns(w.this_cpu, w.remote_cpu));
     return w.queue_remote * (remote - prof_.wake_remote_ns);

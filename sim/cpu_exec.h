@@ -140,6 +140,7 @@ private:
         return saved_[static_cast<size_t>(t.id)];
     }
     int64_t jitter(int64_t ns);
+    // Kernel time of a try_to_wake_up's work so far.
     int64_t cost(const TtwuWork& w) const {
         const int64_t c = w.select * prof_.select_base_ns + w.sis_probes * prof_.select_probe_ns +
                           w.queue_local * prof_.wake_local_ns + w.queue_remote * prof_.wake_remote_ns;
