@@ -159,14 +159,13 @@ void Scheduler::ttwu_do_activate(int cpu, Task& p, uint32_t flags) {
     if (rq.curr && check_preempt_wakeup_fair(cpu, p, flags)) resched_curr(cpu);
 }
 
-// ttwu_runnable(): a delayed-dequeue sleeper is still queued; it is requeued where it is, with
-// no placement.
+// ttwu_runnable(): a delayed-dequeue sleeper is still queued; it is requeued where it is
+// (requeue_delayed_entity(), which re-places it under DELAY_ZERO when it is owed service).
 void Scheduler::ttwu_runnable(Task& p, uint32_t flags, Task* waker, int this_cpu) {
     Rq& rq = rq_of(p.cpu);
     pelt_update_task(p, false, false);
     pelt_update_cpu(p.cpu);
-    p.sched_delayed = false;
-    --rq.nr_delayed;
+    requeue_delayed_entity(p.cpu, p);
     rq.runnable_weight += p.weight;
     util_est_enqueue(rq, p);  // enqueue_task_fair(ENQUEUE_DELAYED) puts it back
     p.state = TaskState::runnable;

@@ -65,7 +65,10 @@ Task* Scheduler::pick_eevdf(Rq& rq, bool protect) {
     return best;
 }
 
-void Scheduler::update_curr(int cpu, bool kernel_point) {
+// update_curr(): only where fair.c calls it (tick, enqueue, dequeue, wakeup check, pick), never
+// at the machine's own step boundaries. Between those points the running task's vruntime is stale,
+// as the kernel's is: requeue_delayed_entity() and place_entity() read it so.
+void Scheduler::update_curr(int cpu) {
     Rq& rq = rq_of(cpu);
     Task* t = rq.curr;
     if (!t || rq.switching) return;
@@ -76,10 +79,6 @@ void Scheduler::update_curr(int cpu, bool kernel_point) {
         t->sum_exec += delta;
         t->vruntime += calc_delta_fair(delta, *t);
     }
-    // The machine's own step boundaries only account: fair.c notices a used-up slice where it
-    // calls update_curr (tick, enqueue, dequeue, wakeup check, pick), so a task that makes no
-    // such call runs on until the next tick, as on a kernel without HRTICK.
-    if (!kernel_point) return;
     bool resched = false;
     if (t->vruntime >= t->deadline) {  // update_deadline()
         t->deadline = t->vruntime + calc_delta_fair(t->slice, *t);
@@ -110,6 +109,7 @@ void Scheduler::place_entity(Rq& rq, Task& t, bool initial) {
 // enqueue_entity() + enqueue_task_fair()'s accounting and cpufreq_update_util().
 void Scheduler::enqueue(int cpu, Task& t, bool initial) {
     Rq& rq = rq_of(cpu);
+    if (rq.curr && rq.curr != &t && rq.curr->state == TaskState::running) update_curr(cpu);  // enqueue_entity()
     pelt_update_cpu(cpu);
     place_entity(rq, t, initial);
     rq.queue.push_back(&t);
@@ -126,6 +126,7 @@ void Scheduler::enqueue(int cpu, Task& t, bool initial) {
 // dequeue_entity() (final: a delayed entity leaves here too) with the lag it keeps.
 void Scheduler::dequeue(int cpu, Task& t) {
     Rq& rq = rq_of(cpu);
+    if (rq.curr && rq.curr != &t && rq.curr->state == TaskState::running) update_curr(cpu);  // dequeue_entity()
     pelt_update_cpu(cpu);
     const int64_t V = avg_vruntime(rq);
     int64_t lag = V - t.vruntime;
@@ -148,6 +149,26 @@ void Scheduler::dequeue(int cpu, Task& t) {
     --rq.nr_running;
     update_overload(cpu);
     hw_.util_changed(cpu);
+}
+
+// requeue_delayed_entity(): a delayed sleeper woken while still queued. With DELAY_ZERO, one
+// that is owed service again (positive lag: V moved past it while it waited) loses that lag and
+// is placed afresh at V with a new deadline, as a new arrival would be.
+void Scheduler::requeue_delayed_entity(int cpu, Task& t) {
+    Rq& rq = rq_of(cpu);
+    if (cfg_.features.on(Feat::DELAY_ZERO)) {
+        const int64_t limit = calc_delta_fair(std::max<int64_t>(2 * t.slice, tick_ns_), t);
+        t.vlag = std::clamp(avg_vruntime(rq) - t.vruntime, -limit, limit);  // update_entity_lag()
+        if (t.vlag > 0) {
+            t.vlag = 0;
+            auto it = std::find(rq.queue.begin(), rq.queue.end(), &t);
+            if (it != rq.queue.end()) rq.queue.erase(it);  // __dequeue_entity(): V without it
+            place_entity(rq, t, false);
+            rq.queue.push_back(&t);
+        }
+    }
+    t.sched_delayed = false;  // clear_delayed()
+    --rq.nr_delayed;
 }
 
 // check_preempt_wakeup_fair(), v6.19, with NEXT_BUDDY as "sched/fair: Reimplement NEXT_BUDDY to

@@ -10,7 +10,7 @@ const std::array<FeatInfo, static_cast<size_t>(Feat::kCount)>& feature_table() {
         {"WA_BIAS", true, "wake_affine_weight biases toward prev by half the imbalance_pct"},
         {"TTWU_QUEUE", true, "remote wakeups go through the target's wake list and an IPI"},
         {"DELAY_DEQUEUE", true, "an ineligible sleeper stays queued; its wakeup bypasses placement"},
-        {"DELAY_ZERO", true, "a delayed sleeper's positive lag is clipped to 0"},
+        {"DELAY_ZERO", true, "a delayed sleeper's positive lag is clipped to 0 when it leaves the queue or is woken (re-placed at V)"},
         {"WAKEUP_PREEMPTION", true, "a wakee may preempt the running task"},
         {"RUN_TO_PARITY", true, "the running task is protected until vprot"},
         {"PREEMPT_SHORT", true, "a wakee with a shorter slice preempts at once"},

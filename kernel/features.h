@@ -15,7 +15,7 @@ enum class Feat : int {
     WA_BIAS,          // 100:108 bias toward prev in wake_affine_weight
     TTWU_QUEUE,       // remote wakeups through the target's wake list + IPI
     DELAY_DEQUEUE,    // an ineligible sleeper stays queued: its wakeup skips placement
-    DELAY_ZERO,       // clip the lag of a delayed task to 0 on final dequeue
+    DELAY_ZERO,       // clip a delayed task's positive lag to 0 (final dequeue, and requeue at wakeup)
     WAKEUP_PREEMPTION,  // a woken task may preempt the running one
     RUN_TO_PARITY,    // the running task keeps the CPU until its protection (vprot) runs out
     PREEMPT_SHORT,    // a wakee with a shorter slice preempts at once

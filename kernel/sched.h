@@ -109,9 +109,9 @@ public:
     const bool& need_resched_flag(int cpu) const { return rqs_[static_cast<size_t>(cpu)].need_resched; }
 
     // ----- fair.c: EEVDF -----
-    // update_curr(): account the current task's runtime. kernel_point: a place where fair.c calls
-    // update_curr (it may ask for a reschedule); false for the machine's own step boundaries.
-    void update_curr(int cpu, bool kernel_point = true);
+    // update_curr(): account the current task's runtime and ask for a reschedule when its slice
+    // or protection is used up; called only where fair.c calls it.
+    void update_curr(int cpu);
 
     // Queries used by the wake path and by policies.
     const Topology& topo() const { return topo_; }
@@ -318,6 +318,7 @@ private:
     void enqueue(int cpu, Task& t, bool initial);
     void dequeue(int cpu, Task& t);  // removes from the queue entirely
     bool check_preempt_wakeup_fair(int cpu, Task& p, uint32_t flags);
+    void requeue_delayed_entity(int cpu, Task& t);
     int64_t calc_delta_fair(int64_t delta, const Task& t) const { return delta * 1024 / t.weight; }
 
     // fair.c: wake path

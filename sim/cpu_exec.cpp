@@ -327,7 +327,6 @@ void CpuExec::on_event(const Event& e) {
             else
                 x.work_left = 0;
             c.seg = SegKind::none;
-            sched_.update_curr(cpu, false);
             if (*c.need_resched && !prof_.preempt_lazy) {
                 preempt_now(cpu);
                 return;

@@ -39,10 +39,12 @@ TEST_CASE("NEXT_BUDDY: the woken partner runs before the hogs when the waker blo
     // Without the buddy the wakee waits for its EEVDF turn behind the hogs; with it, the pair
     // hands the CPU back and forth while the hogs wait (each pick of the buddy is still fair:
     // it must be eligible).
-    CHECK(buddy.n(Metric::ops) > base.n(Metric::ops) * 11 / 10);
+    CHECK(buddy.n(Metric::ops) > base.n(Metric::ops) * 104 / 100);
     // preempt_sync(): update_curr() has just restarted the waker's exec_start, so it has not run
-    // migration_cost and the sync wakee never preempts it: the ops come from picks, not preemption.
-    CHECK(buddy.n(Metric::preemptions) <= base.n(Metric::preemptions));
+    // migration_cost and the sync wakee does not preempt it: the ops come from picks, and
+    // preemptions (by the hogs' ticks and the rare earlier deadline) stay a few per cent of them.
+    CHECK(buddy.n(Metric::preemptions) * 20 < buddy.n(Metric::ops));
+    CHECK(base.n(Metric::preemptions) * 20 < base.n(Metric::ops));
     // A buddy nobody picks gains nothing beyond noise (the sync wakee only skips the
     // preemption check, which it would rarely win against hogs with earlier deadlines).
     CHECK(no_pick.n(Metric::ops) * 100 <= base.n(Metric::ops) * 103);

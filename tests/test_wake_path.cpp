@@ -719,14 +719,15 @@ TEST_CASE("Row 24: select_idle_cpu scans from target+1 and wraps around", "[wake
 namespace {
 
 // A full 2-CPU LLC: W pinned to CPU0 wakes P, whose prev CPU1 runs a hog.
-json full_llc(const std::string& flags, const std::string& features = "{}") {
+// hog_nice: the hog's nice value (19: its deadline is far out, so a woken P preempts it).
+json full_llc(const std::string& flags, const std::string& features = "{}", int hog_nice = 0) {
     return doc(R"({"machine": "kvm-2vcpu", "features": )" + features + R"(,
       "workload": {"kind": "program", "parent_cpu": 1,
         "channels": {"ch": {"wake": {"flags": )" + flags + R"(}}},
         "tasks": [
           {"name": "P", "program": [{"wait": "ch"}, {"run": "10us"}]},
-          {"name": "W", "cpus": "0", "program": [{"run": "1ms"}, {"post": "ch"}, {"run": "5us"}]},)" +
-               hog("h1", 1) + R"(]},
+          {"name": "W", "cpus": "0", "program": [{"run": "1ms"}, {"post": "ch"}, {"run": "5us"}]},
+          {"name": "h1", "cpus": "1", "nice": )" + std::to_string(hog_nice) + R"(, "program": [{"loop": 0, "do": [{"run": "1ms"}]}]}]},
       "policies": ["plain"], "run": {"duration": "2ms"}})");
 }
 
@@ -799,9 +800,11 @@ TEST_CASE("Row 28: IPIs: none for a local wakeup, one for an idle CPU in the LLC
     }
     SECTION("a wakeup to a busy CPU in the LLC is a direct remote enqueue, and preempting there takes a reschedule IPI") {
         // P goes back to prev (CPU1), enqueued under CPU1's lock from CPU0 (no wake list); it
-        // preempts the hog, which resched_curr() asks of CPU1 with an IPI: P runs only after
-        // ipi_latency (3.35 us on kvm-2vcpu, +-3% jitter), not at the instant of the wakeup.
-        const Outcome r = simulate(full_llc(kNoFlags, R"({"WA_WEIGHT": false})"));
+        // preempts the nice-19 hog (whose deadline lies far out), which resched_curr() asks of
+        // CPU1 with an IPI: P runs only after ipi_latency (3.35 us on kvm-2vcpu, +-3% jitter),
+        // not at the instant of the wakeup. (Against a nice-0 hog that has run 1 ms of its slice
+        // P's fresh deadline is later than the hog's, and it waits.)
+        const Outcome r = simulate(full_llc(kNoFlags, R"({"WA_WEIGHT": false})", 19));
         CHECK(r.n(Metric::wakeups_remote) == 1);
         CHECK(r.n(Metric::wakeups_ipi) == 0);
         CHECK(r.n(Metric::preemptions) == 1);
