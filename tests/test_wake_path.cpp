@@ -802,8 +802,8 @@ TEST_CASE("Row 28: IPIs: none for a local wakeup, one for an idle CPU in the LLC
         // P goes back to prev (CPU1), enqueued under CPU1's lock from CPU0 (no wake list); it
         // preempts the nice-19 hog (whose deadline lies far out), which resched_curr() asks of
         // CPU1 with an IPI: P runs only after ipi_latency (3.35 us on kvm-2vcpu, +-3% jitter),
-        // not at the instant of the wakeup. (Against a nice-0 hog that has run 1 ms of its slice
-        // P's fresh deadline is later than the hog's, and it waits.)
+        // not at the instant of the wakeup. (Against a nice-0 hog P's fresh deadline is later
+        // than the hog's, and the wakeup check does not preempt.)
         const Outcome r = simulate(full_llc(kNoFlags, R"({"WA_WEIGHT": false})", 19));
         CHECK(r.n(Metric::wakeups_remote) == 1);
         CHECK(r.n(Metric::wakeups_ipi) == 0);
