@@ -84,8 +84,9 @@ void Scheduler::update_curr(int cpu) {
         t->deadline = t->vruntime + calc_delta_fair(t->slice, *t);
         resched = true;
     }
-    // nr_queued counts delayed entities; an expired protection also asks for a new pick.
-    if (rq.nr_running > 1 && (resched || t->vruntime >= t->vprot)) rq.need_resched = true;
+    // nr_queued counts delayed entities; an expired protection also asks for a new pick, with
+    // resched_curr(): from another CPU (an enqueue or wakeup check there) that is the IPI.
+    if (rq.nr_running > 1 && (resched || t->vruntime >= t->vprot) && !rq.need_resched) resched_curr(cpu);
 }
 
 void Scheduler::place_entity(Rq& rq, Task& t, bool initial) {

@@ -120,9 +120,9 @@ bool CpuExec::kick_idle_cpu(int cpu, int from_cpu, IdleKick why, const TtwuWork*
 // the reschedule IPI and preempts on the way out of its handler (on_ipi).
 bool CpuExec::smp_send_reschedule(int cpu) {
     Cpu& c = cpu_of(cpu);
-    if (c.mode != Mode::running || driving_cpu_ == cpu || irq_cpu_ == cpu || prof_.preempt_lazy) return false;
+    if (c.mode != Mode::running || driving_cpu_ == cpu || local_cpu_ == cpu || prof_.preempt_lazy) return false;
     if (c.ipi_in_flight) return false;  // the IPI on its way makes it look at need_resched
-    kick_cpu(cpu, jitter(ipi_ns(driving_cpu_ >= 0 ? driving_cpu_ : irq_cpu_, cpu)));
+    kick_cpu(cpu, jitter(ipi_ns(driving_cpu_ >= 0 ? driving_cpu_ : local_cpu_, cpu)));
     return true;
 }
 
@@ -134,9 +134,9 @@ inline void CpuExec::on_ipi(int cpu) {
         // the way out of the handler.
         stop_segment(cpu);
         c.ctx.overhead_left += prof_.ipi_handler_ns;
-        irq_cpu_ = cpu;
+        local_cpu_ = cpu;
         sched_.sched_ttwu_pending(cpu);
-        irq_cpu_ = -1;
+        local_cpu_ = -1;
         if (*c.need_resched && !prof_.preempt_lazy) {
             preempt_now(cpu);
             return;
@@ -144,6 +144,7 @@ inline void CpuExec::on_ipi(int cpu) {
         run_curr(cpu);
         return;
     }
+    const OnCpu local(*this, cpu);
     sched_.sched_ttwu_pending(cpu);
     if (c.mode == Mode::idle && sched_.nr_running(cpu) > 0) sched_.schedule(cpu);
 }
@@ -238,6 +239,7 @@ void CpuExec::stop_segment(int cpu) {
 void CpuExec::preempt_now(int cpu) {
     if (cpu_of(cpu).mode != Mode::running) return;
     stop_segment(cpu);
+    const OnCpu local(*this, cpu);
     sched_.schedule(cpu);
 }
 
@@ -251,6 +253,7 @@ void CpuExec::run_curr(int cpu) {
             return;
         }
         if (t->block_pending) {
+            const OnCpu local(*this, cpu);
             sched_.schedule_blocked(cpu);
             return;
         }
@@ -272,9 +275,11 @@ void CpuExec::run_curr(int cpu) {
             case Action::block:
                 t->block_pending = true;  // set_current_state(TASK_INTERRUPTIBLE); schedule() after the overhead
                 break;
-            case Action::exit:
+            case Action::exit: {
+                const OnCpu local(*this, cpu);
                 sched_.do_task_dead(cpu);
                 return;
+            }
         }
         if (*c.need_resched) {  // a wakeup issued by the driver preempts this task
             c.mode = Mode::running;
@@ -299,9 +304,9 @@ void CpuExec::on_tick(int cpu) {
     Cpu& c = cpu_of(cpu);
     c.tick_armed = false;
     if (c.mode == Mode::idle) return;  // NOHZ: an idle CPU stops its tick
-    irq_cpu_ = cpu;  // the tick interrupt: its own resched_curr() takes effect on return
+    local_cpu_ = cpu;  // the tick interrupt: its own resched_curr() takes effect on return
     sched_.sched_tick(cpu);
-    irq_cpu_ = -1;
+    local_cpu_ = -1;
     if (*c.need_resched && c.mode == Mode::running) preempt_now(cpu);
     if (c.mode != Mode::idle) arm_tick(cpu);
 }
@@ -339,10 +344,13 @@ void CpuExec::on_event(const Event& e) {
             if (e.b != c.gen || c.mode != Mode::switching) return;
             c.mode = Mode::running;
             c.ctx.overhead_left += hw_.switch_in(c.curr->cache, cpu);
-            sched_.finish_task_switch(cpu);
-            if (*c.need_resched) {
-                sched_.schedule(cpu);
-                return;
+            {
+                const OnCpu local(*this, cpu);
+                sched_.finish_task_switch(cpu);
+                if (*c.need_resched) {
+                    sched_.schedule(cpu);
+                    return;
+                }
             }
             run_curr(cpu);
             return;
@@ -358,9 +366,9 @@ void CpuExec::on_event(const Event& e) {
             const int tcpu = t.cpu >= 0 ? t.cpu : 0;
             // hrtimer_wakeup() runs in the interrupt of the CPU that armed the timer: the
             // sleeper's own (it was running there, so get_nohz_timer_target() kept the timer).
-            irq_cpu_ = tcpu;
+            local_cpu_ = tcpu;
             driver_->on_timer(e.a, e.b);
-            irq_cpu_ = -1;
+            local_cpu_ = -1;
             Cpu& c = cpu_of(tcpu);
             if (c.mode == Mode::idle && sched_.nr_running(tcpu) > 0)
                 kick_cpu(tcpu, hw_.wake_latency(tcpu));

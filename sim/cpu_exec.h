@@ -177,7 +177,17 @@ private:
     std::vector<Context> saved_;  // by task id: the contexts of tasks not current on a CPU
     Task* driving_ = nullptr;     // the task whose next_action is running
     int driving_cpu_ = -1;
-    int irq_cpu_ = -1;  // CPU whose IPI handler is running
+    // CPU whose own kernel path runs (an interrupt, schedule()): a resched_curr() of that CPU
+    // takes effect on return, without an IPI (the kernel's cpu == smp_processor_id()).
+    int local_cpu_ = -1;
+    struct OnCpu {  // marks `cpu` as local for the scope of one call into the scheduler
+        CpuExec& e;
+        int saved;
+        OnCpu(CpuExec& x, int cpu) : e(x), saved(x.local_cpu_) { e.local_cpu_ = cpu; }
+        ~OnCpu() { e.local_cpu_ = saved; }
+        OnCpu(const OnCpu&) = delete;
+        OnCpu& operator=(const OnCpu&) = delete;
+    };
     Time still_at_ = -1;          // the instant of the last event handled
     uint64_t still_events_ = 0;   // events handled at still_at_
 };
