@@ -134,9 +134,10 @@ inline void CpuExec::on_ipi(int cpu) {
         // the way out of the handler.
         stop_segment(cpu);
         c.ctx.overhead_left += prof_.ipi_handler_ns;
-        local_cpu_ = cpu;
-        sched_.sched_ttwu_pending(cpu);
-        local_cpu_ = -1;
+        {
+            const OnCpu local(*this, cpu);
+            sched_.sched_ttwu_pending(cpu);
+        }
         if (*c.need_resched && !prof_.preempt_lazy) {
             preempt_now(cpu);
             return;
@@ -304,9 +305,10 @@ void CpuExec::on_tick(int cpu) {
     Cpu& c = cpu_of(cpu);
     c.tick_armed = false;
     if (c.mode == Mode::idle) return;  // NOHZ: an idle CPU stops its tick
-    local_cpu_ = cpu;  // the tick interrupt: its own resched_curr() takes effect on return
-    sched_.sched_tick(cpu);
-    local_cpu_ = -1;
+    {
+        const OnCpu local(*this, cpu);  // the tick interrupt: its own resched_curr() acts on return
+        sched_.sched_tick(cpu);
+    }
     if (*c.need_resched && c.mode == Mode::running) preempt_now(cpu);
     if (c.mode != Mode::idle) arm_tick(cpu);
 }
@@ -366,9 +368,10 @@ void CpuExec::on_event(const Event& e) {
             const int tcpu = t.cpu >= 0 ? t.cpu : 0;
             // hrtimer_wakeup() runs in the interrupt of the CPU that armed the timer: the
             // sleeper's own (it was running there, so get_nohz_timer_target() kept the timer).
-            local_cpu_ = tcpu;
-            driver_->on_timer(e.a, e.b);
-            local_cpu_ = -1;
+            {
+                const OnCpu local(*this, tcpu);
+                driver_->on_timer(e.a, e.b);
+            }
             Cpu& c = cpu_of(tcpu);
             if (c.mode == Mode::idle && sched_.nr_running(tcpu) > 0)
                 kick_cpu(tcpu, hw_.wake_latency(tcpu));
