@@ -110,7 +110,7 @@ void Scheduler::place_entity(Rq& rq, Task& t, bool initial) {
 // enqueue_entity() + enqueue_task_fair()'s accounting and cpufreq_update_util().
 void Scheduler::enqueue(int cpu, Task& t, bool initial) {
     Rq& rq = rq_of(cpu);
-    if (rq.curr && rq.curr != &t && rq.curr->state == TaskState::running) update_curr(cpu);  // enqueue_entity()
+    update_curr_around(cpu, t);  // enqueue_entity()
     pelt_update_cpu(cpu);
     place_entity(rq, t, initial);
     rq.queue.push_back(&t);
@@ -127,16 +127,12 @@ void Scheduler::enqueue(int cpu, Task& t, bool initial) {
 // dequeue_entity() (final: a delayed entity leaves here too) with the lag it keeps.
 void Scheduler::dequeue(int cpu, Task& t) {
     Rq& rq = rq_of(cpu);
-    if (rq.curr && rq.curr != &t && rq.curr->state == TaskState::running) update_curr(cpu);  // dequeue_entity()
+    update_curr_around(cpu, t);  // dequeue_entity()
     pelt_update_cpu(cpu);
-    const int64_t V = avg_vruntime(rq);
-    int64_t lag = V - t.vruntime;
-    const int64_t limit = calc_delta_fair(std::max<int64_t>(2 * t.slice, tick_ns_), t);
-    lag = std::clamp(lag, -limit, limit);
+    int64_t lag = entity_lag(rq, t);
     if (t.sched_delayed) {
         if (cfg_.features.on(Feat::DELAY_ZERO) && lag > 0) lag = 0;
-        t.sched_delayed = false;
-        --rq.nr_delayed;
+        clear_delayed(rq, t);
     } else {
         rq.runnable_weight -= t.weight;
         util_est_dequeue(rq, t);
@@ -144,12 +140,36 @@ void Scheduler::dequeue(int cpu, Task& t) {
     if (t.policy == SchedPolicy::idle) --rq.nr_sched_idle;
     t.vlag = lag;
     if (rq.next_buddy == &t) rq.next_buddy = nullptr;  // clear_buddies()
-    auto it = std::find(rq.queue.begin(), rq.queue.end(), &t);
-    if (it != rq.queue.end()) rq.queue.erase(it);
+    queue_erase(rq, t);
     t.on_rq = false;
     --rq.nr_running;
     update_overload(cpu);
     hw_.util_changed(cpu);
+}
+
+// update_curr() of the CPU an entity joins or leaves, unless that entity is its running task
+// (it has just been updated by its own block or exit) or the CPU is inside schedule().
+void Scheduler::update_curr_around(int cpu, const Task& t) {
+    const Rq& rq = rq_of(cpu);
+    if (rq.curr && rq.curr != &t && rq.curr->state == TaskState::running) update_curr(cpu);
+}
+
+// update_entity_lag(): V - vruntime, clamped to a slice's worth (at least a tick) either way.
+int64_t Scheduler::entity_lag(const Rq& rq, const Task& t) const {
+    const int64_t limit = calc_delta_fair(std::max<int64_t>(2 * t.slice, tick_ns_), t);
+    return std::clamp(avg_vruntime(rq) - t.vruntime, -limit, limit);
+}
+
+// __dequeue_entity(): out of the queue (and so out of V).
+void Scheduler::queue_erase(Rq& rq, const Task& t) {
+    auto it = std::find(rq.queue.begin(), rq.queue.end(), &t);
+    if (it != rq.queue.end()) rq.queue.erase(it);
+}
+
+// clear_delayed(): a delayed entity is no longer delayed (woken, or dequeued for good).
+void Scheduler::clear_delayed(Rq& rq, Task& t) {
+    t.sched_delayed = false;
+    --rq.nr_delayed;
 }
 
 // requeue_delayed_entity(): a delayed sleeper woken while still queued. With DELAY_ZERO, one
@@ -158,18 +178,15 @@ void Scheduler::dequeue(int cpu, Task& t) {
 void Scheduler::requeue_delayed_entity(int cpu, Task& t) {
     Rq& rq = rq_of(cpu);
     if (cfg_.features.on(Feat::DELAY_ZERO)) {
-        const int64_t limit = calc_delta_fair(std::max<int64_t>(2 * t.slice, tick_ns_), t);
-        t.vlag = std::clamp(avg_vruntime(rq) - t.vruntime, -limit, limit);  // update_entity_lag()
+        t.vlag = entity_lag(rq, t);
         if (t.vlag > 0) {
             t.vlag = 0;
-            auto it = std::find(rq.queue.begin(), rq.queue.end(), &t);
-            if (it != rq.queue.end()) rq.queue.erase(it);  // __dequeue_entity(): V without it
+            queue_erase(rq, t);  // V without it
             place_entity(rq, t, false);
             rq.queue.push_back(&t);
         }
     }
-    t.sched_delayed = false;  // clear_delayed()
-    --rq.nr_delayed;
+    clear_delayed(rq, t);
 }
 
 // check_preempt_wakeup_fair(), v6.19, with NEXT_BUDDY as "sched/fair: Reimplement NEXT_BUDDY to

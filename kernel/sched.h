@@ -319,6 +319,10 @@ private:
     void dequeue(int cpu, Task& t);  // removes from the queue entirely
     bool check_preempt_wakeup_fair(int cpu, Task& p, uint32_t flags);
     void requeue_delayed_entity(int cpu, Task& t);
+    void update_curr_around(int cpu, const Task& t);
+    int64_t entity_lag(const Rq& rq, const Task& t) const;
+    static void queue_erase(Rq& rq, const Task& t);
+    static void clear_delayed(Rq& rq, Task& t);
     int64_t calc_delta_fair(int64_t delta, const Task& t) const { return delta * 1024 / t.weight; }
 
     // fair.c: wake path
