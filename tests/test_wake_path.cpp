@@ -9,14 +9,21 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
+#include "engine/engine.h"
 #include "experiment/runner.h"
 #include "experiment/scenario.h"
 #include "experiment/simulation.h"
+#include "hw/hardware.h"
 #include "kernel/observer.h"
+#include "kernel/sched.h"
 #include "kernel/wake_flags.h"
+#include "sim/cpu_exec.h"
+#include "sim/run_control.h"
+#include "workloads/program/task_program.h"
 #include "sim_test_util.h"
 
 using namespace wakesim;
@@ -595,6 +602,101 @@ TEST_CASE("Row 17: a delayed SCHED_IDLE sleeper still counts toward sched_idle_c
     CHECK(r.outcome_cpu() == 1);
     CHECK(r.moves(0, 1));
     CHECK(r.n(Metric::preemptions) == 1);
+}
+
+namespace {
+
+// A delayed-dequeue sleeper's EEVDF state around its wakeups (ttwu_runnable): at sched_waking,
+// and after requeue_delayed_entity() (ttwu_woken, sent before the preemption check updates the
+// running task), with the vruntime of the task running on its CPU at that moment.
+class RequeueProbe final : public SchedObserver {
+public:
+    struct Snap {
+        int64_t vruntime = 0, deadline = 0, curr_vruntime = 0;
+        bool delayed = false;
+    };
+    RequeueProbe(const Scheduler& s, std::string comm) : sched_(s), comm_(std::move(comm)) {}
+    uint32_t interests() const override { return kObsTtwuWaking | kObsTtwuWoken; }
+    void ttwu_waking(const Task& p, const Task*, int) override {
+        if (p.comm == comm_) before = snap(p);
+    }
+    void ttwu_woken(const Task& p, int, int, WokenVia via, const SelectResultEv*) override {
+        if (p.comm != comm_ || via != WokenVia::delayed) return;
+        after = snap(p);
+        ++requeues;
+    }
+    Snap before, after;
+    int requeues = 0;
+
+private:
+    Snap snap(const Task& p) const {
+        const Task* c = sched_.current(p.cpu);
+        return {p.vruntime, p.deadline, c ? c->vruntime : 0, p.sched_delayed};
+    }
+    const Scheduler& sched_;
+    std::string comm_;
+};
+
+// D (nice -6) runs 600 us on CPU 1 ahead of B and blocks while ineligible, so DELAY_DEQUEUE keeps
+// it queued; B runs on, protected by its slice past the 4 ms tick. W on CPU 0 wakes D at `wake`
+// (ttwu_runnable on CPU 1). Returns D's state at sched_waking and after the requeue.
+std::pair<RequeueProbe::Snap, RequeueProbe::Snap> requeue(const std::string& wake, bool delay_zero) {
+    const json d = doc(R"({"machine": )" + flat(2) + R"(, "features": {"DELAY_ZERO": )" + (delay_zero ? "true" : "false") + R"(},
+      "workload": {"kind": "program", "channels": {"ch": {}},
+        "tasks": [
+          {"name": "D", "cpus": "1", "nice": -6, "delay": "3000us", "program": [{"run": "600us"}, {"wait": "ch"}, {"run": "2ms"}]},
+          {"name": "B", "cpus": "1", "delay": "3010us", "program": [{"loop": 0, "do": [{"run": "1ms"}]}]},
+          {"name": "W", "cpus": "0", "program": [{"run": ")" + wake + R"("}, {"post": "ch"}, {"run": "1ms"}]}]},
+      "policies": ["plain"], "run": {"duration": "8ms"}})");
+    const Scenario sc = parse_scenario(d, "test.json");
+    const RunSpec spec = make_run_spec(sc, sc.cases.front(), sc.policies.front(), sc.seeds.front());
+    Engine engine;
+    PolicyRun policy = spec.policy.instantiate();
+    Hardware hw(engine, *spec.topo, spec.profile);
+    Scheduler sched(engine, *spec.topo, *spec.domains, spec.profile, policy, spec.sched, hw, spec.seed);
+    CpuExec cpus(engine, sched, hw, spec.profile, spec.seed);
+    RunControl ctl;
+    ProgramDriver driver(spec.workload.tasks, spec.workload.channels, spec.workload.barriers, ctl, spec.workload.timers);
+    RequeueProbe probe(sched, "D");
+    sched.set_observer(&probe);
+    ctl.set_clock(&engine);
+    cpus.set_driver(&driver);
+    driver.setup(cpus, 0, spec.workload.parent_cpu, spec.seed);
+    engine.run_until(spec.max_time);
+    sched.check_invariants();
+    INFO("wake at " << wake << (delay_zero ? ", DELAY_ZERO" : ", NO_DELAY_ZERO"));
+    REQUIRE(probe.requeues == 1);  // D was woken while still queued, once
+    CHECK(probe.before.delayed);
+    CHECK_FALSE(probe.after.delayed);
+    return {probe.before, probe.after};
+}
+
+}  // namespace
+
+TEST_CASE("DELAY_ZERO: a delayed sleeper woken after V has passed it loses that lag and is placed afresh at V",
+          "[wake_path][delay_dequeue][eevdf]") {
+    // requeue_delayed_entity() (v6.19): under DELAY_ZERO a woken delayed entity with positive lag
+    // gets vlag = 0 and place_entity(): vruntime = V (here the running B's, the only other
+    // entity) and a new deadline a slice on. Without DELAY_ZERO it keeps its old vruntime and
+    // deadline, and with them the service it is owed. Woken before V has passed it, it keeps
+    // its place either way.
+    const double vslice = 1400000.0 * 1024 / 3906;  // a 1.4 ms slice in nice -6 virtual time
+    const auto [zb, za] = requeue("4100us", true);
+    CHECK(zb.curr_vruntime > zb.vruntime + 100000);  // B is past D: D's lag is positive
+    CHECK(za.vruntime == za.curr_vruntime);
+    CHECK(std::abs(static_cast<double>(za.deadline - za.vruntime) - vslice) < 2);
+    CHECK(za.deadline > zb.deadline + 100000);
+
+    const auto [kb, ka] = requeue("4100us", false);
+    CHECK(kb.curr_vruntime > kb.vruntime + 100000);
+    CHECK(ka.vruntime == kb.vruntime);
+    CHECK(ka.deadline == kb.deadline);
+
+    // At 3.7 ms B has run 100 us, not yet past D (nor did a tick update it): negative lag.
+    const auto [eb, ea] = requeue("3700us", true);
+    CHECK(eb.curr_vruntime < eb.vruntime);
+    CHECK(ea.vruntime == eb.vruntime);
+    CHECK(ea.deadline == eb.deadline);
 }
 
 TEST_CASE("A timer wakeup runs in the interrupt of the sleeper's CPU: this_cpu is prev, and preempting there needs no IPI",
