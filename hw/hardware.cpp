@@ -23,6 +23,11 @@ Hardware::Hardware(Engine& engine, const Topology& topo, const MachineProfile& p
         const int64_t smt = prof_.line_smt_ns > 0 ? prof_.line_smt_ns : cluster;
         const int64_t cross_llc = prof_.line_cross_llc_ns > 0 ? prof_.line_cross_llc_ns : llc;
         const int64_t cross_numa = prof_.line_cross_numa_ns > 0 ? prof_.line_cross_numa_ns : cross_llc;
+        line_full_[static_cast<size_t>(CpuDistance::smt)] = smt;
+        line_full_[static_cast<size_t>(CpuDistance::cluster)] = cluster;
+        line_full_[static_cast<size_t>(CpuDistance::llc)] = llc;
+        line_full_[static_cast<size_t>(CpuDistance::cross_llc)] = cross_llc;
+        line_full_[static_cast<size_t>(CpuDistance::cross_numa)] = cross_numa;
         line_extra_[static_cast<size_t>(CpuDistance::smt)] = smt - llc;
         line_extra_[static_cast<size_t>(CpuDistance::cluster)] = cluster - llc;
         line_extra_[static_cast<size_t>(CpuDistance::cross_llc)] = cross_llc - llc;
@@ -399,11 +404,15 @@ void Hardware::switch_out(CacheWarmth& w, int cpu) {
     w.busy_at_leave = client_ ? client_->cpu_busy_ns(cpu) : 0;
 }
 
-int64_t Hardware::touch_shared(int object, int64_t bytes, int cpu) {
-    if (object < 0 || bytes <= 0) return 0;
+int64_t Hardware::touch_shared(int object, int64_t bytes, int cpu, int64_t lines) {
+    if (object < 0 || (bytes <= 0 && lines <= 0)) return 0;
     if (static_cast<size_t>(object) >= shared_last_cpu_.size()) shared_last_cpu_.resize(static_cast<size_t>(object) + 1, -1);
     int& last = shared_last_cpu_[static_cast<size_t>(object)];
-    const int64_t cost = last < 0 || last == cpu ? 0 : bytes * transfer_ns_per_kib(last, cpu) / 1024;
+    // The data streams in at the refill rate; the object's own lines are dependent misses, each
+    // a full core-to-core transfer.
+    const int64_t cost = last < 0 || last == cpu ? 0
+                                                 : bytes * transfer_ns_per_kib(last, cpu) / 1024 +
+                                                       lines * line_full_[static_cast<size_t>(topo_.classify(last, cpu))];
     last = cpu;
     refill_ns_ += cost;
     return cost;

@@ -77,7 +77,7 @@ public:
     void switch_out(CacheWarmth& w, int cpu);
     // Shared data (a pipe buffer, a FUSE request) touched on `cpu`: cost of fetching it from the
     // CPU that touched it last.
-    int64_t touch_shared(int object, int64_t bytes, int cpu);
+    int64_t touch_shared(int object, int64_t bytes, int cpu, int64_t lines = 0);
     // The energy model's power (uW) of a CPU of `pd` running at `khz` of a clock whose highest OPP
     // is `fmax_khz`: the first state at or above the same fraction of the domain's highest
     // frequency (the performance it delivers), as em_pd_get_efficient_state() picks states.
@@ -157,6 +157,7 @@ private:
     bool uclamp_ = false;  // schedutil applies the runqueues' clamps
     bool line_aware_ = false;  // two CPUs of the machine differ in line cost (line_llc given)
     std::array<int64_t, 6> line_extra_{};  // by CpuDistance
+    std::array<int64_t, 6> line_full_{};   // one line's one-way transfer by CpuDistance (0 on one CPU)
     mutable int lx_a_ = -1, lx_b_ = -1;      // the last pair line_extra_ns() classified
     mutable int64_t lx_ns_ = 0;
     // The last pair transfer_ns_per_kib() classified: a ping-pong asks for the same two CPUs.

@@ -44,6 +44,7 @@ const std::vector<Field>& fields() {
         {{"line_cross_numa_ns", "ns", "one-way cache-line transfer to another NUMA node; 0: as line_cross_llc"}, &P::line_cross_numa_ns, nullptr},
         {{"wake_remote_lines", "lines", "cache lines a remote try_to_wake_up moves between waker and target (each pays the pair's line cost above line_llc)"}, &P::wake_remote_lines, nullptr},
         {{"ipi_lines", "lines", "cache-line transfers in an IPI's delivery and handler (each pays the pair's line cost above line_llc)"}, &P::ipi_lines, nullptr},
+        {{"pipe_lines", "lines", "cache lines of a pipe's state (mutex, ring indices, buffer slot, wait queues, inode times) a pipe read or write pulls from the CPU that used the pipe last, each at the pair's full line cost; 0: included in the fitted pipe costs"}, &P::pipe_lines, nullptr},
         {{"freq_transition_ns", "ns", "cpufreq transition latency: a new frequency takes effect after it"}, &P::freq_transition_ns, nullptr},
         {{"sugov_rate_limit_ns", "ns", "schedutil rate limit; 0: 1.5 x transition latency, or 1 ms"}, &P::sugov_rate_limit_ns, nullptr},
         {{"sampling_ns", "ns", "ondemand/conservative sampling period"}, &P::sampling_ns, nullptr},

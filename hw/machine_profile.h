@@ -41,6 +41,10 @@ struct MachineProfile {
     int64_t line_smt_ns = 0, line_cluster_ns = 0, line_llc_ns = 0, line_cross_llc_ns = 0, line_cross_numa_ns = 0;
     int64_t wake_remote_lines = 3;    // try_to_wake_up: wakee's state/on_cpu, pi_lock, target's wake list or rq lock
     int64_t ipi_lines = 2;            // the IPI message, and the wake-list entry the handler reads back
+    // Lines of a pipe's own state (mutex, ring indices, buffer slot, wait queues, inode times) that
+    // pipe_read()/pipe_write() pull from the CPU that used the pipe last, each at that pair's full
+    // line cost. 0: the fitted pipe costs include them (profiles fitted to cross-CPU runs).
+    int64_t pipe_lines = 0;
 
     // Frequency (cpufreq). Work is given at the reference speed: capacity 1024 at the highest OPP.
     std::vector<int64_t> opp_khz;     // ascending operating points; empty: one fixed frequency

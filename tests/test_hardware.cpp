@@ -802,6 +802,27 @@ TEST_CASE("distance: a pipe pair pinned across sockets pays (wake_remote_lines +
     CHECK(ccx < numa);
 }
 
+TEST_CASE("pipe_lines: each pipe read and write pulls the pipe's own lines from the CPU that used it last, at the pair's full line cost", "[hardware][distance]") {
+    // A ping-pong round trip is two writes and two reads, each on the other side's CPU from the
+    // pipe's last use: 4 x pipe_lines x line cost. epyc-zen4-2s: line_llc 22, line_cross_numa 197
+    // ns. Both tasks on one CPU: the lines never leave it.
+    const auto usec = [](const std::string& cpus_b, int lines) {
+        json d = json::parse(R"({"machine": {"preset": "epyc-zen4-2s", "profile": {"base": "epyc-zen4-2s", "cost_jitter_pct": 0, "governor": "performance"}},
+          "workload": {"kind": "pipe", "loops": 3000, "cpus": "0"}, "policies": ["plain"], "run": {"warmup_ops": 500, "seeds": [1]}})");
+        d["workload"]["cpus_b"] = cpus_b;
+        d["machine"]["profile"]["pipe_lines"] = lines;
+        const Scenario sc = parse_scenario(d, "pipe_lines.json");
+        return run_case(sc, sc.cases.front().name).get(Metric::usec_per_op);
+    };
+    const double numa = usec("96", 6) - usec("96", 0);
+    const double llc = usec("1", 6) - usec("1", 0);
+    const double same = usec("0", 6) - usec("0", 0);
+    INFO("us more per round trip with 6 lines: other socket " << numa << ", same CCX " << llc << ", same CPU " << same);
+    CHECK(numa == Approx(4 * 6 * 0.197).margin(0.05));
+    CHECK(llc == Approx(4 * 6 * 0.022).margin(0.05));
+    CHECK(same == Approx(0).margin(0.001));
+}
+
 TEST_CASE("schedutil reads cpu_util_cfs_boost(): two tasks waking together on one CPU get a higher clock than one task doing the same work", "[hardware][schedutil]") {
     // e5-2650-2s, schedutil, CPU 0. "one": a task runs 2 ms every 4 ms. "two": two tasks run 1 ms
     // each every 4 ms, woken at the same instant, so one waits while the other runs. util_avg is

@@ -72,7 +72,7 @@ WorkloadBuild build_messaging(const MessagingSpec& s, const MachineProfile& prof
             name += std::to_string(g);
             name += "-r";
             name += std::to_string(r);
-            b.channels.push_back({name, capacity, pipe_site(SiteRole::request), pipe_site(SiteRole::generic), s.data_size + 128});
+            b.channels.push_back({name, capacity, pipe_site(SiteRole::request), pipe_site(SiteRole::generic), s.data_size + 128, prof.pipe_lines});
         }
         for (int64_t r = 0; r < s.fds; ++r) {
             ProgramTask t;

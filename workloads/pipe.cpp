@@ -53,8 +53,8 @@ WorkloadBuild build_pipe(const PipeSpec& s, const MachineProfile& prof) {
     b.op_name = "round trip";
     const PipeCosts pc = pipe_costs(prof);
     // The pipe's state and buffer line(s): written by one side, read by the other.
-    b.channels.push_back({"pipe-ab", 0, pipe_site(SiteRole::request), pipe_site(SiteRole::generic), kPipeSharedBytes});
-    b.channels.push_back({"pipe-ba", 0, pipe_site(SiteRole::reply), pipe_site(SiteRole::generic), kPipeSharedBytes});
+    b.channels.push_back({"pipe-ab", 0, pipe_site(SiteRole::request), pipe_site(SiteRole::generic), kPipeSharedBytes, prof.pipe_lines});
+    b.channels.push_back({"pipe-ba", 0, pipe_site(SiteRole::reply), pipe_site(SiteRole::generic), kPipeSharedBytes, prof.pipe_lines});
     const auto loops = static_cast<int32_t>(s.loops);
     ProgramTask a, srv;
     a.spec.comm = "sched-pipe-0";

@@ -30,6 +30,10 @@ const ParamTable& channel_params() {
         {.name = "shared_data", .type = ParamType::size, .default_value = "0", .min = 0, .max = 1LL << 30,
          .help = "bytes both sides touch (a request buffer): reading them on another CPU than the one that wrote "
                  "them last costs the transfer by distance"},
+        {.name = "shared_lines", .type = ParamType::integer, .default_value = "0", .min = 0, .max = 4096,
+         .help = "cache lines of the channel's own state (a lock, indices, a wait queue) that each post and read "
+                 "pulls from the CPU that used the channel last, each at the pair's full line cost (line_llc and "
+                 "the other line_* costs of the profile); a pipe has the profile's pipe_lines"},
     };
     return t;
 }
@@ -305,6 +309,7 @@ ProgramSpec read_program(const WorkloadInput& in) {
             ch.name = name;
             ch.capacity = p.integer("capacity");
             ch.shared_bytes = p.size_bytes("shared_data");
+            ch.shared_lines = p.integer("shared_lines");
             const WakeSite plain{name, 0, false, SiteRole::generic};
             ch.read_site = c.has("wake") ? read_site(c.at("wake"), name) : plain;
             ch.write_site = c.has("writer_wake") ? read_site(c.at("writer_wake"), name) : plain;

@@ -167,11 +167,21 @@ Action ProgramDriver::next_action(Task& t) {
             case Op::post: {
                 ChanState& ch = chans_[static_cast<size_t>(op.a)];
                 if (ch.def.capacity > 0 && ch.tokens >= ch.def.capacity) {
+                    c.phase = 0;
                     enqueue(ch.writers, static_cast<int>(&c - ctx_.data()));
                     return Action::Block();  // retried from the start when woken
                 }
+                if (c.phase == 0) {
+                    // pipe_write() pulls the pipe's lines and copies the data before it wakes the
+                    // reader: the transfer delays the wakeup.
+                    const int64_t pull = s_->hardware().touch_shared(op.a, ch.def.shared_bytes, s_->driving_cpu(), ch.def.shared_lines);
+                    if (pull > 0) {
+                        c.phase = 1;
+                        return Action::Run(pull);
+                    }
+                }
+                c.phase = 0;
                 ++ch.posts;
-                s_->charge_current(s_->hardware().touch_shared(op.a, ch.def.shared_bytes, s_->driving_cpu()));
                 if (!ch.readers.empty()) {
                     Ctx& r = ctx_[static_cast<size_t>(dequeue(ch.readers))];
                     r.granted = true;
@@ -206,7 +216,7 @@ Action ProgramDriver::next_action(Task& t) {
                 if (c.phase == 3) {
                     c.phase = 4;
                     // Reading the data pulls its lines from the CPU that wrote them.
-                    const int64_t after = op.ns2 + s_->hardware().touch_shared(op.a, ch.def.shared_bytes, s_->driving_cpu());
+                    const int64_t after = op.ns2 + s_->hardware().touch_shared(op.a, ch.def.shared_bytes, s_->driving_cpu(), ch.def.shared_lines);
                     if (after > 0) return Action::Run(after);
                 }
                 c.phase = 0;

@@ -74,6 +74,7 @@ struct Channel {
     WakeSite read_site;    // how a post wakes a waiting reader
     WakeSite write_site;   // how a read wakes a writer blocked on a full channel
     int64_t shared_bytes = 0;  // data both sides touch (pipe buffer and state): warm only where last touched
+    int64_t shared_lines = 0;  // the object's own lines each read or write moves from the last CPU (pipe_lines)
     // A FUSE connection instead of a token channel: only the fuse_* steps use it.
     std::shared_ptr<const FuseConnDef> fuse{};
 };
