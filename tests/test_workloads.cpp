@@ -67,6 +67,40 @@ TEST_CASE("hackbench workers wait for the start signal: no wakeup before every w
     CHECK(wakes > 19);
 }
 
+TEST_CASE("A full pipe wakes its writer when a page is freed, not at every read (pipe_read, v6.14+)", "[workloads]") {
+    // One sender and one receiver on CPU 0. 100-byte messages merge 40 to a page; the sender
+    // fills the 16 pages and sleeps; the receiver's reads wake it only when a page empties
+    // (wake_writer |= pipe_full() at pipe_update_tail()), and the writer wakes the reader when it
+    // writes into an empty pipe: two wakeups per page, not one per message. 4096-byte messages
+    // take a page each: a wake per read.
+    const auto run = [](int size) {
+        return simulate(doc(R"({"machine": "kvm-2vcpu",
+          "workload": {"kind": "messaging", "groups": 1, "fds": 1, "loops": 20000, "cpus": "0", "data_size": )" +
+                            std::to_string(size) + R"(},
+          "policies": ["plain"], "run": {"seeds": [1]}})"));
+    };
+    const Outcome small = run(100), page = run(4096);
+    REQUIRE(small.completed);
+    REQUIRE(page.completed);
+    INFO("100 B: " << small.n(Metric::wakeups) << " wakeups, " << small.n(Metric::context_switches)
+                   << " switches; 4096 B: " << page.n(Metric::wakeups) << " wakeups");
+    CHECK(small.n(Metric::wakeups) <= 2 * 20000 / 40 + 40);
+    CHECK(small.n(Metric::wakeups) >= 20000 / 40 - 20);
+    CHECK(small.n(Metric::context_switches) < 20000 / 8);
+    CHECK(page.n(Metric::wakeups) > 20000 / 2);
+}
+
+TEST_CASE("Writers of a full pipe pass the wakeup on: twenty senders blocked on one pipe all get through", "[workloads]") {
+    // pipe_write()'s wake_next_writer: a reader wakes one sleeping writer per freed page; that
+    // writer, having written, wakes the next while there is room. Without it the other senders
+    // would sleep until the next time the pipe is full, and here never wake.
+    const Outcome r = simulate(doc(R"({"machine": "kvm-2vcpu",
+      "workload": {"kind": "messaging", "groups": 1, "fds": 20, "loops": 200, "cpus": "0"},
+      "policies": ["plain"], "run": {"seeds": [1]}})"));
+    CHECK(r.completed);
+    CHECK(r.n(Metric::ops) == 20 * 20 * 200);
+}
+
 namespace {
 
 // Two CPU-bound tasks pinned to CPU 0 of a 2-CPU flat machine, computing in steps of `step`.

@@ -20,8 +20,10 @@ const ParamTable& messaging_params() {
         {.name = "loops", .type = ParamType::integer, .default_value = "100", .min = 1, .max = 10000000,
          .help = "`-l`. loops x fds (the messages each receiver reads) must not exceed 1000000000"},
         {.name = "data_size", .type = ParamType::integer, .default_value = "100", .min = 1, .max = 65536,
-         .help = "`-s`, in bytes. A pipe holds 65536/data_size messages before its writer blocks, and each "
-                 "message adds data_size/64 ns of copy on both the write and the read side"},
+         .help = "`-s`, in bytes. Messages merge into the pipe's 16 page buffers, 4096/data_size to a page (640 "
+                 "of 100 B; above 4096 B, 65536/data_size in all): a writer blocks when all 16 are full, and a "
+                 "reader wakes it when it frees a page. Each message adds data_size/64 ns of copy on both the "
+                 "write and the read side"},
         {.name = "cpus", .type = ParamType::cpulist,
          .help = "allowed CPUs of every task. The first CPU is also the parent CPU", .absent_means = "all CPUs"},
         {.name = "footprint", .type = ParamType::size, .default_value = "16KiB", .min = 0, .max = 1LL << 30,
@@ -57,8 +59,10 @@ WorkloadBuild build_messaging(const MessagingSpec& s, const MachineProfile& prof
     b.kind = "messaging";
     b.op_name = "message";
     const PipeCosts pc = pipe_costs(prof);
-    // Small writes merge into pipe pages: a 64 KiB pipe holds 65536/size messages.
-    const int64_t capacity = std::max<int64_t>(1, 65536 / s.data_size);
+    // Small writes merge into the pipe's 16 page buffers (pipe_write() appends to the last page
+    // while it has room): 4096/size messages each. A larger message takes buffers of its own.
+    const int64_t per_page = s.data_size <= 4096 ? 4096 / s.data_size : 0;
+    const int64_t capacity = per_page > 0 ? 16 * per_page : std::max<int64_t>(1, 65536 / s.data_size);
     const int64_t copy = s.data_size / 64;  // ns per message copy beyond the base pipe cost
     // Every worker reports ready and waits on the start pipe; one write releases them all
     // (sched-messaging.c ready()/wakefds). Without it the first senders fill every pipe
@@ -72,7 +76,8 @@ WorkloadBuild build_messaging(const MessagingSpec& s, const MachineProfile& prof
             name += std::to_string(g);
             name += "-r";
             name += std::to_string(r);
-            b.channels.push_back({name, capacity, pipe_site(SiteRole::request), pipe_site(SiteRole::generic), s.data_size + 128, prof.pipe_lines});
+            b.channels.push_back({name, capacity, pipe_site(SiteRole::request), pipe_site(SiteRole::generic), s.data_size + 128, prof.pipe_lines,
+                                  per_page, per_page > 0 ? 16 : 0});
         }
         for (int64_t r = 0; r < s.fds; ++r) {
             ProgramTask t;

@@ -136,9 +136,27 @@ bool ProgramDriver::take_token(ChanState& c) {
     if (c.tokens == 0) return false;
     --c.tokens;
     ++c.takes;
-    // pipe_read(): a reader that frees space in a full pipe wakes one blocked writer.
-    if (!c.writers.empty()) s_->wake(ctx_[static_cast<size_t>(dequeue(c.writers))].task_id, c.def.write_site);
+    // pipe_read(): a reader that frees space in a full pipe wakes one blocked writer; with
+    // buffers, only when it releases a whole one while all were in use (pipe_update_tail()).
+    bool room = true;
+    if (c.def.slot_tokens > 0) {
+        const bool was_full = c.pages >= c.def.slots;
+        room = false;
+        if (--c.tail_left == 0) {
+            --c.pages;
+            room = was_full;
+            c.tail_left = c.pages == 0 ? 0 : c.pages == 1 ? c.head_fill : c.def.slot_tokens;
+            if (c.pages == 0) c.head_fill = 0;
+        }
+    }
+    if (room && !c.writers.empty()) s_->wake(ctx_[static_cast<size_t>(dequeue(c.writers))].task_id, c.def.write_site);
     return true;
+}
+
+// pipe_write() sleeps when no buffer is free and the last one cannot take the message.
+bool ProgramDriver::write_blocks(const ChanState& c) {
+    if (c.def.slot_tokens > 0) return c.pages >= c.def.slots && c.head_fill >= c.def.slot_tokens;
+    return c.def.capacity > 0 && c.tokens >= c.def.capacity;
 }
 
 Action ProgramDriver::next_action(Task& t) {
@@ -166,8 +184,9 @@ Action ProgramDriver::next_action(Task& t) {
                 break;
             case Op::post: {
                 ChanState& ch = chans_[static_cast<size_t>(op.a)];
-                if (ch.def.capacity > 0 && ch.tokens >= ch.def.capacity) {
+                if (write_blocks(ch)) {
                     c.phase = 0;
+                    c.write_slept = true;
                     enqueue(ch.writers, static_cast<int>(&c - ctx_.data()));
                     return Action::Block();  // retried from the start when woken
                 }
@@ -189,6 +208,23 @@ Action ProgramDriver::next_action(Task& t) {
                     s_->wake(r.task_id, ch.def.read_site);
                 } else {
                     ++ch.tokens;
+                    if (ch.def.slot_tokens > 0) {  // merged into the last buffer while it has room
+                        if (ch.pages == 0) {
+                            ch.pages = ch.head_fill = ch.tail_left = 1;
+                        } else if (ch.head_fill < ch.def.slot_tokens) {
+                            ++ch.head_fill;
+                            if (ch.pages == 1) ++ch.tail_left;
+                        } else {
+                            ++ch.pages;
+                            ch.head_fill = 1;
+                        }
+                    }
+                }
+                // pipe_write(): a writer that had slept passes the wakeup on while there is room.
+                if (c.write_slept) {
+                    c.write_slept = false;
+                    if (ch.def.slot_tokens > 0 && !write_blocks(ch) && !ch.writers.empty())
+                        s_->wake(ctx_[static_cast<size_t>(dequeue(ch.writers))].task_id, ch.def.write_site);
                 }
                 ++c.pc;
                 break;

@@ -75,6 +75,12 @@ struct Channel {
     WakeSite write_site;   // how a read wakes a writer blocked on a full channel
     int64_t shared_bytes = 0;  // data both sides touch (pipe buffer and state): warm only where last touched
     int64_t shared_lines = 0;  // the object's own lines each read or write moves from the last CPU (pipe_lines)
+    // A pipe's buffers: tokens (small writes merged into one page) per buffer, and buffers. With
+    // them, a writer blocks when every buffer is used and the last is full, and a reader wakes
+    // it only when it frees a buffer (pipe_read(), v6.14+); capacity is then their product.
+    // 0: a plain token count.
+    int64_t slot_tokens = 0;
+    int64_t slots = 0;
     // A FUSE connection instead of a token channel: only the fuse_* steps use it.
     std::shared_ptr<const FuseConnDef> fuse{};
 };
@@ -133,6 +139,7 @@ private:
         int64_t tokens = 0;
         int64_t posts = 0, takes = 0;
         WaitList readers, writers;
+        int64_t pages = 0, head_fill = 0, tail_left = 0;  // buffers in use (slot_tokens > 0)
     };
     struct LoopFrame {
         int32_t start;
@@ -143,6 +150,7 @@ private:
         size_t pc = 0;
         uint8_t phase = 0;
         bool granted = false;
+        bool write_slept = false;  // blocked on a full pipe since its last post (wake_next_writer)
         bool suspended = false;
         int64_t resume_pending = 0;
         std::vector<LoopFrame> loops;
@@ -163,6 +171,7 @@ private:
     };
     TimerState& timer_state(const Ctx& c, int32_t timer);
     bool take_token(ChanState& c);
+    static bool write_blocks(const ChanState& c);
     void enqueue(WaitList& q, int ctx);
     int dequeue(WaitList& q);
 
