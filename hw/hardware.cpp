@@ -410,9 +410,11 @@ int64_t Hardware::touch_shared(int object, int64_t bytes, int cpu, int64_t lines
     int& last = shared_last_cpu_[static_cast<size_t>(object)];
     // The data streams in at the refill rate; the object's own lines are dependent misses, each
     // a full core-to-core transfer.
-    const int64_t cost = last < 0 || last == cpu ? 0
-                                                 : bytes * transfer_ns_per_kib(last, cpu) / 1024 +
-                                                       lines * line_full_[static_cast<size_t>(topo_.classify(last, cpu))];
+    int64_t cost = 0;
+    if (last >= 0 && last != cpu) {
+        cost = bytes * transfer_ns_per_kib(last, cpu) / 1024;
+        if (lines > 0) cost += lines * line_full_[static_cast<size_t>(topo_.classify(last, cpu))];
+    }
     last = cpu;
     refill_ns_ += cost;
     return cost;

@@ -97,8 +97,7 @@ WorkloadBuild build_messaging(const MessagingSpec& s, const MachineProfile& prof
         sender.push_back(Op{Op::barrier, 0, 0, start, 0, 0});
         sender.push_back(Op{Op::loop_begin, 0, 0, static_cast<int32_t>(s.loops), 0, 0});
         for (int64_t r = 0; r < s.fds; ++r) {
-            sender.push_back(Op{Op::run, pc.write_pre + copy, 0, 0, 0, 0});
-            sender.push_back(Op{Op::post, 0, 0, first_ch + static_cast<int32_t>(r), 0, 0});
+            sender.push_back(Op{Op::post, pc.write_pre + copy, 0, first_ch + static_cast<int32_t>(r), 0, 0});
             sender.push_back(Op{Op::run, prof.syscall_ns / 2, 0, 0, 0, 0});
         }
         sender.push_back(Op{Op::loop_end, 0, 0, 0, 0, 0});

@@ -67,17 +67,18 @@ WorkloadBuild build_pipe(const PipeSpec& s, const MachineProfile& prof) {
     srv.spec.role = TaskRole::server;
     srv.spec.pair_id = 1;
     srv.spec.footprint_kib = s.footprint_kib;
-    a.code = {Op{Op::loop_begin, 0, 0, loops, 0, 0},
-              Op{Op::run, pc.write_pre + s.work_ns, 0, 0, 0, 0},
-              Op{Op::post, 0, 0, 0, 0, 0},
-              Op{Op::wait, pc.read_pre, pc.read_post, 1, 0, 0},
-              Op{Op::count_op, 0, 0, 0, 0, 8},
-              Op{Op::loop_end, 0, 0, 0, 0, 0}};
-    srv.code = {Op{Op::loop_begin, 0, 0, loops, 0, 0},
-                Op{Op::wait, pc.read_pre, pc.read_post, 0, 0, 0},
-                Op{Op::run, pc.write_pre + s.work_ns, 0, 0, 0, 0},
-                Op{Op::post, 0, 0, 1, 0, 0},
-                Op{Op::loop_end, 0, 0, 0, 0, 0}};
+    // The write is the post's own cost (pipe_write() up to its wakeup); user work before it, if any,
+    // is a step of its own.
+    a.code = {Op{Op::loop_begin, 0, 0, loops, 0, 0}};
+    if (s.work_ns > 0) a.code.push_back(Op{Op::run, s.work_ns, 0, 0, 0, 0});
+    a.code.push_back(Op{Op::post, pc.write_pre, 0, 0, 0, 0});
+    a.code.push_back(Op{Op::wait, pc.read_pre, pc.read_post, 1, 0, 0});
+    a.code.push_back(Op{Op::count_op, 0, 0, 0, 0, 8});
+    a.code.push_back(Op{Op::loop_end, 0, 0, 0, 0, 0});
+    srv.code = {Op{Op::loop_begin, 0, 0, loops, 0, 0}, Op{Op::wait, pc.read_pre, pc.read_post, 0, 0, 0}};
+    if (s.work_ns > 0) srv.code.push_back(Op{Op::run, s.work_ns, 0, 0, 0, 0});
+    srv.code.push_back(Op{Op::post, pc.write_pre, 0, 1, 0, 0});
+    srv.code.push_back(Op{Op::loop_end, 0, 0, 0, 0, 0});
     b.tasks.push_back(std::move(a));
     b.tasks.push_back(std::move(srv));
     b.parent_cpu = s.cpus_a.empty() ? 0 : s.cpus_a.first();

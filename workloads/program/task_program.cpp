@@ -191,12 +191,12 @@ Action ProgramDriver::next_action(Task& t) {
                     return Action::Block();  // retried from the start when woken
                 }
                 if (c.phase == 0) {
-                    // pipe_write() pulls the pipe's lines and copies the data before it wakes the
-                    // reader: the transfer delays the wakeup.
-                    const int64_t pull = s_->hardware().touch_shared(op.a, ch.def.shared_bytes, s_->driving_cpu(), ch.def.shared_lines);
-                    if (pull > 0) {
+                    // The write itself (op.ns: pipe_write() up to its wakeup) with the pull of the
+                    // pipe's lines and data from the CPU that used it last: both before the wakeup.
+                    const int64_t ns = op.ns + s_->hardware().touch_shared(op.a, ch.def.shared_bytes, s_->driving_cpu(), ch.def.shared_lines);
+                    if (ns > 0) {
                         c.phase = 1;
-                        return Action::Run(pull);
+                        return Action::Run(ns);
                     }
                 }
                 c.phase = 0;
