@@ -153,6 +153,22 @@ bool ProgramDriver::take_token(ChanState& c) {
     return true;
 }
 
+// A post that finds no reader waiting queues its token; in a pipe, it is merged into the last
+// buffer while that has room, else it takes a new one (pipe_write()).
+void ProgramDriver::put_token(ChanState& c) {
+    ++c.tokens;
+    if (c.def.slot_tokens == 0) return;
+    if (c.pages == 0) {
+        c.pages = c.head_fill = c.tail_left = 1;
+    } else if (c.head_fill < c.def.slot_tokens) {
+        ++c.head_fill;
+        if (c.pages == 1) ++c.tail_left;
+    } else {
+        ++c.pages;
+        c.head_fill = 1;
+    }
+}
+
 // pipe_write() sleeps when no buffer is free and the last one cannot take the message.
 bool ProgramDriver::write_blocks(const ChanState& c) {
     if (c.def.slot_tokens > 0) return c.pages >= c.def.slots && c.head_fill >= c.def.slot_tokens;
@@ -207,18 +223,7 @@ Action ProgramDriver::next_action(Task& t) {
                     ++ch.takes;
                     s_->wake(r.task_id, ch.def.read_site);
                 } else {
-                    ++ch.tokens;
-                    if (ch.def.slot_tokens > 0) {  // merged into the last buffer while it has room
-                        if (ch.pages == 0) {
-                            ch.pages = ch.head_fill = ch.tail_left = 1;
-                        } else if (ch.head_fill < ch.def.slot_tokens) {
-                            ++ch.head_fill;
-                            if (ch.pages == 1) ++ch.tail_left;
-                        } else {
-                            ++ch.pages;
-                            ch.head_fill = 1;
-                        }
-                    }
+                    put_token(ch);
                 }
                 // pipe_write(): a writer that had slept passes the wakeup on while there is room.
                 if (c.write_slept) {

@@ -171,6 +171,7 @@ private:
     };
     TimerState& timer_state(const Ctx& c, int32_t timer);
     bool take_token(ChanState& c);
+    static void put_token(ChanState& c);
     static bool write_blocks(const ChanState& c);
     void enqueue(WaitList& q, int ctx);
     int dequeue(WaitList& q);
