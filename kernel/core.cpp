@@ -388,6 +388,9 @@ void Scheduler::schedule(int cpu) {
     }
     const char prev_state = prev ? (prev->state == TaskState::runnable ? 'R' : 'S') : 'R';
     if (wants(kObsSwitch)) obs_->sched_switch(cpu, prev, prev_state, next);
+    // set_next_entity(): exec_start is the clock __schedule() read, so the switch itself is the
+    // next task's runtime (vruntime, sum_exec_runtime), as update_stats_curr_start() makes it.
+    next->exec_start = now();
     arch_->context_switch(cpu, prev, *next);
     rq.curr = next;
     rq.switching = true;

@@ -91,12 +91,12 @@ public:
     void schedule_blocked(int cpu);
     // do_task_dead(): the current task exits.
     void do_task_dead(int cpu);
-    // finish_task_switch(): the machine finished switching to rq->curr, which now runs.
+    // finish_task_switch(): the machine finished switching to rq->curr, which now runs (its
+    // runtime counts from the pick: schedule() set exec_start).
     void finish_task_switch(int cpu) {
         Rq& rq = rq_of(cpu);
         Task* t = rq.curr;
         rq.switching = false;
-        t->exec_start = now();
         if (wants(kObsSwitchedIn)) obs_->switched_in(cpu, *t);
         policy_.on_run(*t, now());
     }
