@@ -23,7 +23,8 @@ struct MachineProfile {
     int64_t ctx_switch_ns = 900;      // __schedule + switch between two tasks
     int64_t idle_switch_ns = 400;     // switch from the idle task to a task (after idle exit)
     int64_t wake_local_ns = 250;      // ttwu on the waker's own runqueue
-    int64_t wake_remote_ns = 350;     // ttwu to another CPU: wake-list push + IPI send, or remote rq lock
+    int64_t wake_remote_ns = 350;     // ttwu to another CPU through its wake list: push + IPI send
+    int64_t wake_remote_rq_ns = 350;  // ttwu enqueuing on a busy CPU of the LLC itself: its rq lock and enqueue
     int64_t select_base_ns = 40;      // select_task_rq_fair body (record_wakee, wake_affine, SIS checks)
     int64_t select_probe_ns = 4;      // each CPU probed by select_idle_cpu / select_idle_core
     int64_t ipi_latency_ns = 1000;    // IPI send -> handler runs on the target

@@ -17,6 +17,7 @@ struct TtwuWork {
     int sis_probes = 0;    // CPUs looked at by select_idle_cpu()
     int queue_local = 0;   // enqueues on the waker's CPU
     int queue_remote = 0;  // enqueues on, or queueing to the wake list of, another CPU
+    int queue_remote_rq = 0;  // of those, enqueued by the waker under the remote rq lock
     int this_cpu = -1;     // where try_to_wake_up runs
     int remote_cpu = -1;   // the other CPU of queue_remote
 };

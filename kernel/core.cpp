@@ -218,7 +218,10 @@ WokenVia Scheduler::ttwu_queue(Task& p, int cpu, uint32_t flags, Task* waker, in
         return sent == IpiSent::ipi ? WokenVia::wakelist_ipi : sent == IpiSent::poll ? WokenVia::wakelist_poll : WokenVia::wakelist;
     }
     ++(cpu == this_cpu ? ttwu_work_.queue_local : ttwu_work_.queue_remote);
-    if (cpu != this_cpu) ttwu_work_.remote_cpu = cpu;
+    if (cpu != this_cpu) {
+        ttwu_work_.remote_cpu = cpu;
+        ++ttwu_work_.queue_remote_rq;  // ttwu_do_activate() under the remote rq lock
+    }
     ttwu_do_activate(cpu, p, flags);
     // The wakee sits on an idle CPU: a reschedule IPI (or the interrupt being handled there) runs it.
     const bool ipi =

@@ -143,7 +143,8 @@ private:
     // Kernel time of a try_to_wake_up's work so far.
     int64_t cost(const TtwuWork& w) const {
         const int64_t c = w.select * prof_.select_base_ns + w.sis_probes * prof_.select_probe_ns +
-                          w.queue_local * prof_.wake_local_ns + w.queue_remote * prof_.wake_remote_ns;
+                          w.queue_local * prof_.wake_local_ns + w.queue_remote * prof_.wake_remote_ns +
+                          w.queue_remote_rq * (prof_.wake_remote_rq_ns - prof_.wake_remote_ns);
         return w.queue_remote && hw_.line_aware() ? c + remote_lines_cost(w) : c;
     }
     int64_t remote_lines_cost(const TtwuWork& w) const;  // the remote wake's lines beyond the LLC's

@@ -823,6 +823,29 @@ TEST_CASE("pipe_lines: each pipe read and write pulls the pipe's own lines from 
     CHECK(same == Approx(0).margin(0.001));
 }
 
+TEST_CASE("wake_remote_rq: a waker that enqueues on a busy CPU of its LLC pays it, a wake-list wakeup of an idle CPU pays wake_remote", "[hardware][wake]") {
+    // ttwu_queue_cond(): a busy target in the waker's LLC is enqueued on by the waker itself,
+    // under the target's rq lock (ttwu_do_activate); an idle one gets the wake list and an IPI.
+    // W on CPU 0 runs 50 us and wakes R on CPU 1, which a hog keeps busy or not: 2 us more of
+    // wake_remote_rq slows W's loop by 2 us per wakeup only when CPU 1 is busy.
+    const auto usec = [](bool busy, const std::string& rq) {
+        json d = json::parse(R"({"machine": {"preset": "kvm-2vcpu-spr", "profile": {"base": "kvm-2vcpu-spr", "cost_jitter_pct": 0}},
+          "workload": {"kind": "program", "channels": {"ch": {}}, "tasks": [
+            {"name": "W", "cpus": "0", "program": [{"loop": 400, "do": [{"run": "50us"}, {"post": "ch"}, {"op": 1}]}]},
+            {"name": "R", "cpus": "1", "program": [{"loop": 400, "do": [{"wait": "ch"}, {"run": "1us"}]}]}]},
+          "policies": ["plain"], "run": {"warmup_ops": 50, "seeds": [1]}})");
+        if (busy) d["workload"]["tasks"].push_back(json::parse(R"({"name": "H", "cpus": "1", "program": [{"loop": 30, "do": [{"run": "1ms"}]}]})"));
+        d["machine"]["profile"]["wake_remote_rq"] = rq;
+        const Scenario sc = parse_scenario(d, "wake_remote_rq.json");
+        return run_case(sc, sc.cases.front().name).get(Metric::usec_per_op);
+    };
+    const double busy = usec(true, "4.65us") - usec(true, "2.65us");
+    const double idle = usec(false, "4.65us") - usec(false, "2.65us");
+    INFO("us more per wakeup with wake_remote_rq 2 us higher: CPU 1 busy " << busy << ", idle " << idle);
+    CHECK(busy == Approx(2.0).margin(0.05));
+    CHECK(idle == Approx(0).margin(0.001));
+}
+
 TEST_CASE("schedutil reads cpu_util_cfs_boost(): two tasks waking together on one CPU get a higher clock than one task doing the same work", "[hardware][schedutil]") {
     // e5-2650-2s, schedutil, CPU 0. "one": a task runs 2 ms every 4 ms. "two": two tasks run 1 ms
     // each every 4 ms, woken at the same instant, so one waits while the other runs. util_avg is
