@@ -1,5 +1,6 @@
-// A FUSE workload's run as experiment/simulation.cpp builds it, kept whole so that a test can
-// read the transport's own counts (FuseConn::stats) and the scheduler's tasks afterwards.
+// A program workload's run (FUSE or not) as experiment/simulation.cpp builds it, kept whole so
+// that a test can watch the scheduler (an observer set before run()) and read the transport's own
+// counts (FuseConn::stats), the scheduler's tasks and the CPUs' busy time afterwards.
 #pragma once
 #include "engine/engine.h"
 #include "experiment/runner.h"
@@ -33,6 +34,7 @@ public:
         engine.run_until(limit > 0 ? limit : kTimeNever);
         sched.check_invariants();
     }
+    const CpuExec& cpus() const { return cpus_; }
     // The workload's first FUSE connection.
     const FuseConn& conn() const {
         int ch = 0;

@@ -17,6 +17,7 @@
 #include "experiment/runner.h"
 #include "experiment/scenario.h"
 #include "experiment/simulation.h"
+#include "fuse_test_util.h"
 #include "hw/hardware.h"
 #include "kernel/observer.h"
 #include "kernel/sched.h"
@@ -609,38 +610,6 @@ namespace {
 // A delayed-dequeue sleeper's EEVDF state around its wakeups (ttwu_runnable): at sched_waking,
 // and after requeue_delayed_entity() (ttwu_woken, sent before the preemption check updates the
 // running task), with the vruntime of the task running on its CPU at that moment.
-// One run of a scenario's first case, policy and seed with the simulator's parts in reach (the
-// scheduler's tasks, the CPUs' busy time), optionally with an observer.
-struct SimRig {
-    Scenario sc;
-    RunSpec spec;
-    Engine engine;
-    PolicyRun policy;
-    Hardware hw;
-    Scheduler sched;
-    CpuExec cpus;
-    RunControl ctl;
-    ProgramDriver driver;
-    explicit SimRig(const json& d)
-        : sc(parse_scenario(d, "test.json")),
-          spec(make_run_spec(sc, sc.cases.front(), sc.policies.front(), sc.seeds.front())),
-          policy(spec.policy.instantiate()),
-          hw(engine, *spec.topo, spec.profile),
-          sched(engine, *spec.topo, *spec.domains, spec.profile, policy, spec.sched, hw, spec.seed),
-          cpus(engine, sched, hw, spec.profile, spec.seed),
-          driver(spec.workload.tasks, spec.workload.channels, spec.workload.barriers, ctl, spec.workload.timers) {}
-    SimRig(const SimRig&) = delete;
-    SimRig& operator=(const SimRig&) = delete;
-    void run(SchedObserver* obs = nullptr) {
-        if (obs) sched.set_observer(obs);
-        ctl.set_clock(&engine);
-        cpus.set_driver(&driver);
-        driver.setup(cpus, 0, spec.workload.parent_cpu, spec.seed);
-        engine.run_until(spec.max_time);
-        sched.check_invariants();
-    }
-};
-
 class RequeueProbe final : public SchedObserver {
 public:
     struct Snap {
@@ -680,9 +649,10 @@ std::pair<RequeueProbe::Snap, RequeueProbe::Snap> requeue(const std::string& wak
           {"name": "B", "cpus": "1", "delay": "3010us", "program": [{"loop": 0, "do": [{"run": "1ms"}]}]},
           {"name": "W", "cpus": "0", "program": [{"run": ")" + wake + R"("}, {"post": "ch"}, {"run": "1ms"}]}]},
       "policies": ["plain"], "run": {"duration": "8ms"}})");
-    SimRig rig(d);
-    RequeueProbe probe(rig.sched, "D");
-    rig.run(&probe);
+    testutil::FuseSim sim(d);
+    RequeueProbe probe(sim.sched, "D");
+    sim.sched.set_observer(&probe);
+    sim.run(8000000);  // the scenario's duration: B loops for ever
     INFO("wake at " << wake << (delay_zero ? ", DELAY_ZERO" : ", NO_DELAY_ZERO"));
     REQUIRE(probe.requeues == 1);  // D was woken while still queued, once
     CHECK(probe.before.delayed);
@@ -729,16 +699,16 @@ TEST_CASE("A context switch is the next task's runtime: the tasks' sum_exec_runt
           {"name": "A", "cpus": "0", "program": [{"loop": 2000, "do": [{"run": "5us"}, {"post": "ab"}, {"wait": "ba"}]}]},
           {"name": "B", "cpus": "0", "program": [{"loop": 2000, "do": [{"wait": "ab"}, {"run": "5us"}, {"post": "ba"}]}]}]},
       "policies": ["plain"], "run": {"duration": "1s"}})");
-    SimRig rig(d);
-    rig.run();
-    const Scheduler& sched = rig.sched;
+    testutil::FuseSim sim(d);
+    sim.run();
+    const Scheduler& sched = sim.sched;
     int64_t exec = 0;
     for (int i = 0; i < sched.nr_tasks(); ++i) {
         INFO(sched.task(i).comm);
         CHECK(sched.task(i).state == TaskState::exited);
         exec += sched.task(i).sum_exec;
     }
-    const int64_t busy = rig.cpus.cpu_busy_ns(0);
+    const int64_t busy = sim.cpus().cpu_busy_ns(0);
     // 4,000 switches of kvm-2vcpu's 3.8 us would be 15 ms missing if the switch were nobody's.
     INFO("sum_exec " << exec << " ns, busy " << busy << " ns");
     CHECK(busy > 20000000);
