@@ -101,6 +101,27 @@ TEST_CASE("Writers of a full pipe pass the wakeup on: twenty senders blocked on 
     CHECK(r.n(Metric::ops) == 20 * 20 * 200);
 }
 
+TEST_CASE("Under chrt -b (SCHED_BATCH) hackbench workers never preempt at wakeup: the running one keeps the CPU to the tick", "[workloads][eevdf]") {
+    // check_preempt_wakeup_fair() returns early for a SCHED_BATCH wakee, so a woken receiver
+    // waits until the running task sleeps or its slice ends at a tick (HZ=250: at most one
+    // preemption per CPU per 4 ms). On two CPUs, SCHED_NORMAL receivers woken with the lag they
+    // slept with preempt the senders they wait on.
+    const auto run = [](const char* policy) {
+        return simulate(doc(std::string(R"({"machine": "kvm-2vcpu",
+          "workload": {"kind": "messaging", "groups": 1, "fds": 20, "loops": 300, "policy": ")") +
+                            policy + R"("}, "policies": ["plain"], "run": {"seeds": [1]}})"));
+    };
+    const Outcome batch = run("batch"), normal = run("normal");
+    REQUIRE(batch.completed);
+    REQUIRE(normal.completed);
+    const uint64_t ticks = 2 * (batch.n(Metric::sim_time_ns) / 4'000'000 + 1);
+    INFO("batch: " << batch.n(Metric::preemptions) << " preemptions in " << ticks << " ticks; normal: "
+                   << normal.n(Metric::preemptions));
+    CHECK(batch.n(Metric::preemptions) <= ticks);
+    CHECK(normal.n(Metric::preemptions) > 5 * ticks);
+    CHECK(batch.n(Metric::ops) == normal.n(Metric::ops));
+}
+
 namespace {
 
 // Two CPU-bound tasks pinned to CPU 0 of a 2-CPU flat machine, computing in steps of `step`.

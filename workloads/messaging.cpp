@@ -26,6 +26,11 @@ const ParamTable& messaging_params() {
                  "write and the read side"},
         {.name = "cpus", .type = ParamType::cpulist,
          .help = "allowed CPUs of every task. The first CPU is also the parent CPU", .absent_means = "all CPUs"},
+        {.name = "policy", .type = ParamType::choice, .default_value = "normal", .choices = {"normal", "batch", "idle"},
+         .help = "every worker's policy, as `chrt -b 0 perf bench sched messaging` (`batch`: no wakeup preemption) or "
+                 "`chrt -i 0` sets it (the threads inherit it)"},
+        {.name = "nice", .type = ParamType::integer, .default_value = "0", .min = -20, .max = 19,
+         .help = "every worker's nice value, as `nice -n N perf bench ...` sets it"},
         {.name = "footprint", .type = ParamType::size, .default_value = "16KiB", .min = 0, .max = 1LL << 30,
          .help = "each sender's and receiver's working set (as for `pipe`); each message's data_size + 128 B are "
                  "shared data of its pipe"},
@@ -37,6 +42,8 @@ struct MessagingSpec {
     int64_t groups = 0, fds = 0, loops = 0, data_size = 0;
     int64_t footprint_kib = 0;
     CpuSet cpus;  // empty: every CPU
+    SchedPolicy policy = SchedPolicy::normal;
+    int nice = 0;
 };
 
 MessagingSpec read_messaging(const WorkloadInput& in) {
@@ -51,6 +58,9 @@ MessagingSpec read_messaging(const WorkloadInput& in) {
         in.json.at("loops").fail("expected loops x fds (messages per receiver) at most 1000000000");
     s.cpus = read_cpus(in.json, p, "cpus", in.topo);
     s.footprint_kib = p.size_bytes("footprint") / 1024;
+    const std::string& pol = p.choice("policy");
+    s.policy = pol == "idle" ? SchedPolicy::idle : pol == "batch" ? SchedPolicy::batch : SchedPolicy::normal;
+    s.nice = static_cast<int>(p.integer("nice"));
     return s;
 }
 
@@ -84,6 +94,8 @@ WorkloadBuild build_messaging(const MessagingSpec& s, const MachineProfile& prof
             t.spec.comm = "receiver-" + std::to_string(g) + "-" + std::to_string(r);
             t.spec.allowed = s.cpus;
             t.spec.role = TaskRole::server;
+            t.spec.policy = s.policy;
+            t.spec.nice = s.nice;
             t.spec.footprint_kib = s.footprint_kib;
             t.code = {Op{Op::barrier, 0, 0, start, 0, 0},
                       Op{Op::loop_begin, 0, 0, static_cast<int32_t>(s.loops * s.fds), 0, 0},
@@ -106,6 +118,8 @@ WorkloadBuild build_messaging(const MessagingSpec& s, const MachineProfile& prof
             t.spec.comm = "sender-" + std::to_string(g) + "-" + std::to_string(snd);
             t.spec.allowed = s.cpus;
             t.spec.role = TaskRole::requester;
+            t.spec.policy = s.policy;
+            t.spec.nice = s.nice;
             t.spec.footprint_kib = s.footprint_kib;
             t.code = sender;
             b.tasks.push_back(std::move(t));
