@@ -40,8 +40,7 @@ BackgroundSpec read_background(const JsonNode& w, const Topology& topo, const Ta
         bg.hogs = p.integer("count");
         bg.hog.allowed = read_cpus(*hogs, p, "cpus", topo);
         bg.hog.nice = static_cast<int>(p.integer("nice"));
-        const std::string& pol = p.choice("policy");
-        bg.hog.policy = pol == "idle" ? SchedPolicy::idle : pol == "batch" ? SchedPolicy::batch : SchedPolicy::normal;
+        bg.hog.policy = read_policy(p);
         apply_task_uclamp(*hogs, p, groups, topo, bg.hog);
     }
     if (auto noise = w.get("noise")) {

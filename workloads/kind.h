@@ -20,6 +20,9 @@ inline constexpr int64_t kMaxTime = 3600LL * kNsPerSec;
 // out; an InputError at its pointer when it is not a CPU list or names a CPU the machine lacks.
 CpuSet read_cpus(const JsonNode& obj, const ParamValues& v, std::string_view name, const Topology& topo);
 
+// Choice parameter `name` ("normal", "batch" or "idle", as chrt's -o, -b and -i) as a policy.
+SchedPolicy read_policy(const ParamValues& v, std::string_view name = "policy");
+
 // The per-task keys `uclamp_min`, `uclamp_max` and `group`, declared once and appended to every
 // table that declares tasks (program tasks, hogs, noise).
 const ParamTable& task_uclamp_params();

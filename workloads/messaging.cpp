@@ -58,8 +58,7 @@ MessagingSpec read_messaging(const WorkloadInput& in) {
         in.json.at("loops").fail("expected loops x fds (messages per receiver) at most 1000000000");
     s.cpus = read_cpus(in.json, p, "cpus", in.topo);
     s.footprint_kib = p.size_bytes("footprint") / 1024;
-    const std::string& pol = p.choice("policy");
-    s.policy = pol == "idle" ? SchedPolicy::idle : pol == "batch" ? SchedPolicy::batch : SchedPolicy::normal;
+    s.policy = read_policy(p);
     s.nice = static_cast<int>(p.integer("nice"));
     return s;
 }

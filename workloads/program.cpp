@@ -383,8 +383,7 @@ ProgramSpec read_program(const WorkloadInput& in) {
         spec.allowed = read_cpus(t, p, "cpus", in.topo);
         apply_task_uclamp(t, p, in.groups, in.topo, spec);
         spec.nice = static_cast<int>(p.integer("nice"));
-        const std::string& pol = p.choice("policy");
-        spec.policy = pol == "idle" ? SchedPolicy::idle : pol == "batch" ? SchedPolicy::batch : SchedPolicy::normal;
+        spec.policy = read_policy(p);
         const std::string& role = p.choice("role");
         spec.role = role == "requester" ? TaskRole::requester : role == "server" ? TaskRole::server : TaskRole::other;
         spec.per_cpu_kthread = p.boolean("kthread");

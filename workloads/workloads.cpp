@@ -82,6 +82,11 @@ WorkloadBuild build_workload(const JsonNode& w, const MachineProfile& prof, cons
 
 // ---- shared by the kind files -------------------------------------------------------------------
 
+SchedPolicy read_policy(const ParamValues& v, std::string_view name) {
+    const std::string& pol = v.choice(name);
+    return pol == "idle" ? SchedPolicy::idle : pol == "batch" ? SchedPolicy::batch : SchedPolicy::normal;
+}
+
 CpuSet read_cpus(const JsonNode& obj, const ParamValues& v, std::string_view name, const Topology& topo) {
     CpuSet s;
     if (!v.given(name)) return s;
