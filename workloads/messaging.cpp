@@ -77,6 +77,17 @@ WorkloadBuild build_messaging(const MessagingSpec& s, const MachineProfile& prof
     // (sched-messaging.c ready()/wakefds). Without it the first senders fill every pipe
     // before a receiver has run, and the run starts in a batched state the real one avoids.
     const auto start = static_cast<int32_t>(b.barriers.size());
+    // A worker thread as perf bench creates it: every one shares the CPU list, policy, nice and footprint.
+    const auto worker = [&s](const char* kind, int64_t g, int64_t i, TaskRole role) {
+        ProgramTask t;
+        t.spec.comm = kind + std::to_string(g) + "-" + std::to_string(i);
+        t.spec.allowed = s.cpus;
+        t.spec.role = role;
+        t.spec.policy = s.policy;
+        t.spec.nice = s.nice;
+        t.spec.footprint_kib = s.footprint_kib;
+        return t;
+    };
     b.barriers.push_back(static_cast<int>(s.groups * s.fds * 2));
     for (int64_t g = 0; g < s.groups; ++g) {
         const int first_ch = static_cast<int>(b.channels.size());
@@ -89,13 +100,7 @@ WorkloadBuild build_messaging(const MessagingSpec& s, const MachineProfile& prof
                                   per_page, per_page > 0 ? 16 : 0});
         }
         for (int64_t r = 0; r < s.fds; ++r) {
-            ProgramTask t;
-            t.spec.comm = "receiver-" + std::to_string(g) + "-" + std::to_string(r);
-            t.spec.allowed = s.cpus;
-            t.spec.role = TaskRole::server;
-            t.spec.policy = s.policy;
-            t.spec.nice = s.nice;
-            t.spec.footprint_kib = s.footprint_kib;
+            ProgramTask t = worker("receiver-", g, r, TaskRole::server);
             t.code = {Op{Op::barrier, 0, 0, start, 0, 0},
                       Op{Op::loop_begin, 0, 0, static_cast<int32_t>(s.loops * s.fds), 0, 0},
                       Op{Op::wait, pc.read_pre, pc.read_post + copy, first_ch + static_cast<int32_t>(r), 0, 0},
@@ -113,13 +118,7 @@ WorkloadBuild build_messaging(const MessagingSpec& s, const MachineProfile& prof
         }
         sender.push_back(Op{Op::loop_end, 0, 0, 0, 0, 0});
         for (int64_t snd = 0; snd < s.fds; ++snd) {
-            ProgramTask t;
-            t.spec.comm = "sender-" + std::to_string(g) + "-" + std::to_string(snd);
-            t.spec.allowed = s.cpus;
-            t.spec.role = TaskRole::requester;
-            t.spec.policy = s.policy;
-            t.spec.nice = s.nice;
-            t.spec.footprint_kib = s.footprint_kib;
+            ProgramTask t = worker("sender-", g, snd, TaskRole::requester);
             t.code = sender;
             b.tasks.push_back(std::move(t));
         }
