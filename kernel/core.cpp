@@ -288,6 +288,7 @@ int Scheduler::add_task(const TaskSpec& spec) {
     policy_.on_task_created(t);
     t.weight = t.policy == SchedPolicy::idle ? kWeightIdlePrio : kPrioToWeight[t.nice + 20];
     t.slice = slice_ns_;
+    t.wakee_flips = spec.wakee_flips;
     t.cache.footprint_kib = spec.footprint_kib;
     // uclamp_validate() refuses min > max; the readers checked it, a test harness may not.
     t.uclamp_min = std::clamp(spec.uclamp_min, 0, 1024);

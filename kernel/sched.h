@@ -42,6 +42,9 @@ struct TaskSpec {
     uint32_t pair_id = 0;
     bool per_cpu_kthread = false;
     int64_t footprint_kib = 0;  // working set refilled after running elsewhere
+    // wake_wide()'s count as the creating thread left it: dup_task_struct() copies wakee_flips
+    // to the child and sched_fork() does not reset it.
+    uint32_t wakee_flips = 0;
     // Effective clamps, 0..1024 (the group's already applied; Task::uclamp_min/max).
     int uclamp_min = 0;
     int uclamp_max = 1024;

@@ -122,6 +122,30 @@ TEST_CASE("Under chrt -b (SCHED_BATCH) hackbench workers never preempt at wakeup
     CHECK(batch.n(Metric::ops) == normal.n(Metric::ops));
 }
 
+TEST_CASE("hackbench workers inherit perf's wakee_flips: on a 2-CPU LLC receivers' wakeups are wide and wake_affine() does not pull them", "[workloads][wake]") {
+    // dup_task_struct() copies the main thread's wakee_flips (2-4 measured at fork) to every
+    // worker. A receiver wakes almost nobody, so that count stays; with the LLC's 2 CPUs as
+    // wake_wide()'s factor, 2 makes each sender->receiver wakeup wide and the receiver stays on its
+    // previous CPU. Starting from 0 (no inheritance), sync wakeups between CPUs of similar load pull
+    // receivers to the sender's CPU through wake_affine_weight().
+    const auto run = [](int flips) {
+        return simulate(doc(R"({"machine": "kvm-2vcpu",
+          "workload": {"kind": "messaging", "groups": 1, "fds": 20, "loops": 300, "parent_wakee_flips": )" +
+                            std::to_string(flips) + R"(}, "policies": ["plain"], "run": {"seeds": [1]}})"));
+    };
+    const Outcome inherited = run(2), zero = run(0);
+    REQUIRE(inherited.completed);
+    REQUIRE(zero.completed);
+    INFO("inherited: " << inherited.n(Metric::wakeups_wide) << " wide of " << inherited.n(Metric::wakeups) << ", "
+                       << inherited.n(Metric::wakeups_affine) << " affine, " << inherited.n(Metric::migrations) << " migrations; zero: "
+                       << zero.n(Metric::wakeups_wide) << " wide, " << zero.n(Metric::wakeups_affine) << " affine, "
+                       << zero.n(Metric::migrations) << " migrations");
+    CHECK(inherited.n(Metric::wakeups_wide) > 0.8 * inherited.n(Metric::wakeups));
+    CHECK(zero.n(Metric::wakeups_wide) < 0.3 * zero.n(Metric::wakeups));
+    CHECK(inherited.n(Metric::wakeups_affine) * 10 < zero.n(Metric::wakeups_affine));
+    CHECK(inherited.n(Metric::migrations) * 3 < zero.n(Metric::migrations));
+}
+
 namespace {
 
 // Two CPU-bound tasks pinned to CPU 0 of a 2-CPU flat machine, computing in steps of `step`.

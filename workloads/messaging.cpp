@@ -31,6 +31,12 @@ const ParamTable& messaging_params() {
                  "`chrt -i 0` sets it (the threads inherit it)"},
         {.name = "nice", .type = ParamType::integer, .default_value = "0", .min = -20, .max = 19,
          .help = "every worker's nice value, as `nice -n N perf bench ...` sets it"},
+        {.name = "parent_wakee_flips", .type = ParamType::integer, .default_value = "2", .min = 0, .max = 1000000,
+         .help = "`wakee_flips` of perf's main thread when it creates the workers, which they inherit (the kernel "
+                 "copies it at fork and does not reset it). 2 to 4 as measured for `perf bench sched messaging` on Linux "
+                 "6.18 (bpftrace on sched_process_fork, 5 runs; 2 or 3 in threaded runs). On an LLC of 2 CPUs this decides `wake_wide()` "
+                 "for receivers, which wake almost nobody themselves: 2 makes their wakeups wide (no `wake_affine()` "
+                 "pull); with 0 a sync wakeup pulls the receiver to the sender's CPU whenever the loads are close"},
         {.name = "footprint", .type = ParamType::size, .default_value = "16KiB", .min = 0, .max = 1LL << 30,
          .help = "each sender's and receiver's working set (as for `pipe`); each message's data_size + 128 B are "
                  "shared data of its pipe"},
@@ -44,6 +50,7 @@ struct MessagingSpec {
     CpuSet cpus;  // empty: every CPU
     SchedPolicy policy = SchedPolicy::normal;
     int nice = 0;
+    uint32_t parent_wakee_flips = 0;
 };
 
 MessagingSpec read_messaging(const WorkloadInput& in) {
@@ -60,6 +67,7 @@ MessagingSpec read_messaging(const WorkloadInput& in) {
     s.footprint_kib = p.size_bytes("footprint") / 1024;
     s.policy = read_policy(p);
     s.nice = static_cast<int>(p.integer("nice"));
+    s.parent_wakee_flips = static_cast<uint32_t>(p.integer("parent_wakee_flips"));
     return s;
 }
 
@@ -77,7 +85,8 @@ WorkloadBuild build_messaging(const MessagingSpec& s, const MachineProfile& prof
     // (sched-messaging.c ready()/wakefds). Without it the first senders fill every pipe
     // before a receiver has run, and the run starts in a batched state the real one avoids.
     const auto start = static_cast<int32_t>(b.barriers.size());
-    // A worker thread as perf bench creates it: every one shares the CPU list, policy, nice and footprint.
+    // A worker thread as perf bench creates it: every one shares the CPU list, policy, nice,
+    // footprint and the main thread's wakee_flips.
     const auto worker = [&s](const char* kind, int64_t g, int64_t i, TaskRole role) {
         ProgramTask t;
         t.spec.comm = kind + std::to_string(g) + "-" + std::to_string(i);
@@ -86,6 +95,7 @@ WorkloadBuild build_messaging(const MessagingSpec& s, const MachineProfile& prof
         t.spec.policy = s.policy;
         t.spec.nice = s.nice;
         t.spec.footprint_kib = s.footprint_kib;
+        t.spec.wakee_flips = s.parent_wakee_flips;
         return t;
     };
     b.barriers.push_back(static_cast<int>(s.groups * s.fds * 2));
