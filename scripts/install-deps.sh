@@ -5,7 +5,8 @@ set -euo pipefail
 pkgs=(build-essential cmake libboost-graph-dev libboost-dev nlohmann-json3-dev
       libcli11-dev catch2 libeigen3-dev libbenchmark-dev
       parallel     # GNU parallel: tests/test_sweep.cpp runs docs/sweeps.md's sharded sweep with it
-      gnuplot-nox) # `wakesim plot` draws its figures with gnuplot (no X11 needed)
+      gnuplot-nox  # `wakesim plot` draws its figures with gnuplot (no X11 needed)
+      python3)     # scripts/measure/*.py, compared with a kernel trace; tests/CMakeLists.txt runs one
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
