@@ -146,6 +146,26 @@ TEST_CASE("hackbench workers inherit perf's wakee_flips: on a 2-CPU LLC receiver
     CHECK(inherited.n(Metric::migrations) * 3 < zero.n(Metric::migrations));
 }
 
+TEST_CASE("A program task starts with the wakee_flips it inherits: wake_wide() with a 2-CPU LLC as factor", "[workloads][wake]") {
+    // wake_wide(): slave = the smaller count, wide when slave >= sd_llc_size (2) and master >=
+    // slave x 2. A waker that inherited 10 flips and wakes only one task keeps 10 (+1); its wakee
+    // is wide from its first wakeup if it inherited 2, never if it inherited 0.
+    const auto run = [](int wakee_flips) {
+        return simulate(doc(R"({"machine": "kvm-2vcpu", "workload": {"kind": "program", "channels": {"c": {}},
+          "tasks": [{"name": "w", "parent_wakee_flips": 10, "program": [{"loop": 200, "do": [{"run": "20us"}, {"post": "c"}]}]},
+                    {"name": "r", "parent_wakee_flips": )" + std::to_string(wakee_flips) +
+                            R"(, "program": [{"loop": 200, "do": [{"wait": "c"}, {"run": "1us"}]}]}]},
+          "policies": ["plain"], "run": {"seeds": [1]}})"));
+    };
+    const Outcome two = run(2), zero = run(0);
+    REQUIRE(two.completed);
+    REQUIRE(zero.completed);
+    INFO("wide: " << two.n(Metric::wakeups_wide) << " of " << two.n(Metric::wakeups) << " (2), "
+                  << zero.n(Metric::wakeups_wide) << " of " << zero.n(Metric::wakeups) << " (0)");
+    CHECK(two.n(Metric::wakeups_wide) > 0.9 * two.n(Metric::wakeups));
+    CHECK(zero.n(Metric::wakeups_wide) == 0);
+}
+
 namespace {
 
 // Two CPU-bound tasks pinned to CPU 0 of a 2-CPU flat machine, computing in steps of `step`.

@@ -84,6 +84,10 @@ const ParamTable& task_params() {
                  "CPU (`select_idle_sibling`'s per-CPU-kthread rule), and balancing never moves it"},
         {.name = "footprint", .type = ParamType::size, .default_value = "0", .min = 0, .max = 1LL << 30,
          .help = "the task's working set, refilled after running elsewhere or going cold"},
+        {.name = "parent_wakee_flips", .type = ParamType::integer, .default_value = "0", .min = 0, .max = 1000000,
+         .help = "`wakee_flips` of the thread that creates this task, which it inherits (the kernel copies the count "
+                 "at fork and does not reset it); `wake_wide()` compares it with `sd_llc_size`, so on a small LLC a "
+                 "task that wakes few others keeps the wide pattern its creator had (as `messaging`'s workers do)"},
         {.name = "delay", .type = ParamType::duration, .default_value = "0ns", .min = 0, .max = kMaxTime,
          .help = "the task is forked with the others, then sleeps until this long after the workload's start before "
                  "its first step (a timer wakeup, as rt-app's `delay`); its timers count from then"},
@@ -387,6 +391,7 @@ ProgramSpec read_program(const WorkloadInput& in) {
         const std::string& role = p.choice("role");
         spec.role = role == "requester" ? TaskRole::requester : role == "server" ? TaskRole::server : TaskRole::other;
         spec.per_cpu_kthread = p.boolean("kthread");
+        spec.wakee_flips = static_cast<uint32_t>(p.integer("parent_wakee_flips"));
         if (spec.per_cpu_kthread && spec.allowed.count() != 1)
             t.at("kthread").fail("expected a kthread to be pinned to exactly one CPU (\"cpus\": \"N\")");
         steps.read(t.at("program"), s.tasks[i].steps);
