@@ -165,7 +165,8 @@ void Scheduler::ttwu_runnable(Task& p, uint32_t flags, Task* waker, int this_cpu
     Rq& rq = rq_of(p.cpu);
     pelt_update_task(p, false, false);
     pelt_update_cpu(p.cpu);
-    requeue_delayed_entity(p.cpu, p);
+    requeue_delayed_entity(cfs_of(p, p.cpu), p);
+    --rq.nr_delayed;
     rq.runnable_weight += p.weight;
     util_est_enqueue(rq, p);  // enqueue_task_fair(ENQUEUE_DELAYED) puts it back
     p.state = TaskState::runnable;
@@ -285,6 +286,24 @@ int Scheduler::add_task(const TaskSpec& spec) {
     t.role = spec.role;
     t.pair_id = spec.pair_id;
     t.per_cpu_kthread = spec.per_cpu_kthread;
+    if (spec.fair_group >= 0) {
+        // sched_create_group() on first use: an entity and a runqueue per CPU.
+        while (groups_.size() <= static_cast<size_t>(spec.fair_group)) {
+            TaskGroupState& tg = groups_.emplace_back();
+            const int id = static_cast<int>(groups_.size() - 1);
+            tg.shares = 0;
+            tg.cpu.resize(static_cast<size_t>(topo_.nr_cpus()));
+            for (GroupCpu& gc : tg.cpu) {
+                gc.se.my_q = &gc.q;
+                gc.se.weight = 0;
+                gc.q.se = &gc.se;
+                gc.q.group = id;
+            }
+        }
+        TaskGroupState& tg = groups_[static_cast<size_t>(spec.fair_group)];
+        if (tg.shares == 0) tg.shares = std::clamp<uint32_t>(spec.group_shares, 2, 1u << 18);
+        t.group = spec.fair_group;
+    }
     policy_.on_task_created(t);
     t.weight = t.policy == SchedPolicy::idle ? kWeightIdlePrio : kPrioToWeight[t.nice + 20];
     t.slice = slice_ns_;
@@ -309,12 +328,12 @@ RqClamp Scheduler::uclamp_rq(int cpu) const {
     const Rq& rq = rq_of(cpu);
     RqClamp r;
     r.max = 0;
-    for (const Task* t : rq.queue) {
-        if (t->sched_delayed) continue;
+    for_each_queued(rq, [&](const Task* t) {
+        if (t->sched_delayed) return;
         r.idle = false;
         r.min = std::max(r.min, t->uclamp_min);
         r.max = std::max(r.max, t->uclamp_max);
-    }
+    });
     if (r.idle) r.max = rq.uclamp_idle_max;  // uclamp_idle_value(): the max clamp outlives the last task
     return r;
 }
@@ -328,7 +347,8 @@ void Scheduler::wake_up_new_task(int task, int parent) {
     t.recent_used_cpu = parent;
     t.pelt.last_update = now();
     Rq& rq = rq_of(c);
-    t.vruntime = rq.queue.empty() ? 0 : avg_vruntime(rq);
+    const CfsRq& cfs = cfs_of(t, c);
+    t.vruntime = cfs.queue.empty() ? 0 : avg_vruntime(cfs);
     t.vlag = 0;
     enqueue(c, t, true);
     t.state = TaskState::runnable;
@@ -346,9 +366,36 @@ void Scheduler::sched_tick(int cpu) {
     update_curr(cpu);
     pelt_update_cpu(cpu);
     if (rq.curr) pelt_update_task(*rq.curr, true, true);
+    // entity_tick() of the running task's group entity: update_cfs_group().
+    if (rq.curr && rq.curr->group >= 0 && rq.curr->on_rq) update_cfs_group(cpu, cfs_of(*rq.curr, cpu));
     hw_.util_changed(cpu);
     if (now() >= rq.next_balance) sched_balance_domains(cpu, false);
     nohz_balancer_kick(cpu);
+}
+
+// fair.c pick_task_fair(): pick_eevdf() on the root, then on the picked group's runqueue; a delayed
+// entity reaching the front is dequeued for good and the pick starts again from the root.
+[[gnu::always_inline]] inline Task* Scheduler::pick_next_task_fair(int cpu) {
+    Rq& rq = rq_of(cpu);
+    for (;;) {
+        SchedEntity* se = pick_eevdf(rq.cfs, true, rq);
+        if (!se) return nullptr;
+        if (se->my_q) {
+            if (se->sched_delayed) {
+                dequeue_group_se(cpu, *se->my_q, false);
+                continue;
+            }
+            se = pick_eevdf(*se->my_q, true, rq);
+        }
+        Task* t = static_cast<Task*>(se);
+        if (t->sched_delayed) {
+            dequeue(cpu, *t, true);  // a delayed sleeper reaching the front leaves now
+            t->state = TaskState::sleeping;
+            update_idle_state(cpu);
+            continue;
+        }
+        return t;
+    }
 }
 
 // __schedule(): put prev back (preempted) or leave it off the queue (blocked), pick the next
@@ -364,23 +411,26 @@ void Scheduler::schedule(int cpu) {
         prev->state = TaskState::runnable;  // preempted: stays queued
     }
     if (rq.active_balance_push >= 0) active_load_balance_cpu_stop(cpu);  // the stopper runs first
-    Task* next = nullptr;
-    for (;;) {
-        next = pick_eevdf(rq, true);
-        if (next && next->sched_delayed) {
-            dequeue(cpu, *next);  // a delayed sleeper reaching the front leaves now
-            next->state = TaskState::sleeping;
-            update_idle_state(cpu);
-            continue;
-        }
-        break;
-    }
-    if (!next && sched_balance_newidle(cpu)) next = pick_eevdf(rq, true);
+    // The root's entity of prev, still cfs_rq->curr there until this pick.
+    const SchedEntity* prev_top = prev && prev->group >= 0 ? cfs_of(*prev, cpu).se : nullptr;
+    Task* next = pick_next_task_fair(cpu);
+    if (!next && sched_balance_newidle(cpu)) next = pick_next_task_fair(cpu);
     if (!next) {
         go_idle(cpu);
         return;
     }
-    if (rq.next_buddy == next) rq.next_buddy = nullptr;  // set_next_entity(): clear_buddies()
+    // set_next_entity() on each level that changes: clear_buddies(), and the group's entity
+    // protected for its own slice (set_protect_slice()).
+    if (next->group < 0) {
+        if (rq.cfs.next == next) rq.cfs.next = nullptr;
+    } else {
+        CfsRq& ncfs = cfs_of(*next, cpu);
+        if (ncfs.next == next) ncfs.next = nullptr;
+        if (ncfs.se != prev_top) {
+            if (rq.cfs.next == ncfs.se) rq.cfs.next = nullptr;
+            set_protect_slice(*ncfs.se);
+        }
+    }
     pelt_update_cpu(cpu);
     pelt_update_task(*next, false, true);
     next->state = TaskState::running;
@@ -430,8 +480,9 @@ void Scheduler::schedule_blocked(int cpu) {
     policy_.on_block(*t, now());
     t->state = TaskState::sleeping;
     rq.uclamp_idle_max = t->uclamp_max;  // uclamp_rq_dec(): kept if it was the last one (uclamp_idle_value())
-    if (rq.next_buddy == t) rq.next_buddy = nullptr;  // dequeue_entity()'s clear_buddies(), delayed or not
-    if (cfg_.features.on(Feat::DELAY_DEQUEUE) && rq.queue.size() > 1 && !entity_eligible(rq, *t)) {
+    CfsRq& cfs = cfs_of(*t, cpu);
+    if (cfs.next == t) cfs.next = nullptr;  // dequeue_entity()'s clear_buddies(), delayed or not
+    if (cfg_.features.on(Feat::DELAY_DEQUEUE) && cfs.queue.size() > 1 && !entity_eligible(cfs, *t)) {
         // dequeue_entity() with DELAY_DEQUEUE: the ineligible sleeper stays on the queue.
         t->sched_delayed = true;
         rq.runnable_weight -= t->weight;
@@ -439,7 +490,7 @@ void Scheduler::schedule_blocked(int cpu) {
         util_est_dequeue(rq, *t);  // dequeue_task_fair() took it out before the entity was delayed
         update_overload(cpu);
     } else {
-        dequeue(cpu, *t);
+        dequeue(cpu, *t, true);
     }
     schedule(cpu);
 }
@@ -451,7 +502,7 @@ void Scheduler::do_task_dead(int cpu) {
     pelt_update_task(*t, true, true);
     t->state = TaskState::exited;
     rq_of(cpu).uclamp_idle_max = t->uclamp_max;
-    dequeue(cpu, *t);
+    dequeue(cpu, *t, true);
     schedule(cpu);
 }
 
@@ -462,7 +513,9 @@ void Scheduler::check_invariants() const {
         int delayed = 0, idle_policy = 0;
         double util_est = 0;
         uint64_t weight = 0;
-        for (const Task* t : rq.queue) {
+        std::vector<const Task*> queued;
+        for_each_queued(rq, [&](const Task* t) { queued.push_back(t); });
+        for (const Task* t : queued) {
             if (seen[static_cast<size_t>(t->id)]++) throw std::logic_error("task " + t->comm + " queued on two CPUs");
             if (t->cpu != static_cast<int>(c)) throw std::logic_error("task " + t->comm + " queued on cpu" + std::to_string(c) + " but task_cpu is " + std::to_string(t->cpu));
             if (!t->on_rq) throw std::logic_error("queued task " + t->comm + " not on_rq");
@@ -477,8 +530,36 @@ void Scheduler::check_invariants() const {
             throw std::logic_error("util_est mismatch on cpu" + std::to_string(c));
         if (weight != rq.runnable_weight) throw std::logic_error("runnable weight mismatch on cpu" + std::to_string(c));
         if (idle_policy != rq.nr_sched_idle) throw std::logic_error("h_nr_idle mismatch on cpu" + std::to_string(c));
-        if (static_cast<int>(rq.queue.size()) != rq.nr_running) throw std::logic_error("nr_running mismatch on cpu" + std::to_string(c));
+        if (static_cast<int>(queued.size()) != rq.nr_running) throw std::logic_error("nr_running mismatch on cpu" + std::to_string(c));
         if (delayed != rq.nr_delayed) throw std::logic_error("nr_delayed mismatch on cpu" + std::to_string(c));
+        // The hierarchy: each queued task on its runqueue, each group's entity in the root exactly
+        // while its runqueue here has tasks (or, delayed, with none left), the load weights summed.
+        auto check_cfs = [&](const CfsRq& q) {
+            uint64_t w = 0;
+            for (const SchedEntity* e : q.queue) {
+                if (!e->on_rq) throw std::logic_error("an entity off the queue is on cpu" + std::to_string(c) + "'s runqueue");
+                w += e->weight;
+                if (e->my_q && q.se) throw std::logic_error("a group entity below the root on cpu" + std::to_string(c));
+                if (!e->my_q && static_cast<const Task*>(e)->group != q.group)
+                    throw std::logic_error("task " + static_cast<const Task*>(e)->comm + " on another group's runqueue");
+            }
+            if (w != q.load_weight) throw std::logic_error("load weight mismatch on cpu" + std::to_string(c));
+        };
+        check_cfs(rq.cfs);
+        size_t group_tasks = 0;
+        for (const TaskGroupState& tg : groups_) {
+            const GroupCpu& gc = tg.cpu[c];
+            check_cfs(gc.q);
+            group_tasks += gc.q.queue.size();
+            const bool in_root = std::find(rq.cfs.queue.begin(), rq.cfs.queue.end(), &gc.se) != rq.cfs.queue.end();
+            if (in_root != gc.se.on_rq) throw std::logic_error("a group entity's on_rq disagrees with the root on cpu" + std::to_string(c));
+            if (gc.se.on_rq && gc.q.queue.empty() != gc.se.sched_delayed)
+                throw std::logic_error("a group entity queued " + std::string(gc.se.sched_delayed ? "delayed with tasks" : "with no tasks") + " on cpu" + std::to_string(c));
+            if (!gc.se.on_rq && !gc.q.queue.empty()) throw std::logic_error("a group with tasks but no entity on cpu" + std::to_string(c));
+        }
+        size_t root_tasks = 0;
+        for (const SchedEntity* e : rq.cfs.queue) root_tasks += e->my_q ? 0 : 1;
+        if (root_tasks + group_tasks != queued.size()) throw std::logic_error("a group's tasks outside its entity on cpu" + std::to_string(c));
         if (rq.curr) {
             if (rq.curr->state != TaskState::running) throw std::logic_error("curr " + rq.curr->comm + " not running");
             if (rq.curr->cpu != static_cast<int>(c)) throw std::logic_error("curr on the wrong CPU");

@@ -1,6 +1,9 @@
 // kernel/sched/fair.c, the EEVDF part, in fair.c's order: avg_vruntime, entity_eligible,
 // pick_eevdf, update_curr (with update_deadline), place_entity, enqueue_entity, dequeue_entity,
-// check_preempt_wakeup_fair (set_protect_slice is inline in kernel/sched.h). One flat runqueue per CPU (no cgroups).
+// the group entity's share (update_cfs_group, reweight_entity),
+// check_preempt_wakeup_fair (set_protect_slice is inline in kernel/sched.h; pick_task_fair is in
+// kernel/core.cpp, next to __schedule(), which inlines it). Task groups are one
+// level deep: the root runqueue holds tasks and groups' entities, a group's runqueue its tasks.
 #include <algorithm>
 
 #include "kernel/sched.h"
@@ -17,7 +20,7 @@ struct VSum {
     i128 sum = 0;
     int64_t w = 0;
     // vruntime <= V  <=>  (v - base) * W <= sum(w_i (v_i - base))
-    bool eligible(const Task& t) const { return w == 0 || static_cast<i128>(t.vruntime - base) * w <= sum; }
+    bool eligible(const SchedEntity& e) const { return w == 0 || static_cast<i128>(e.vruntime - base) * w <= sum; }
     // A 64-bit division when the sum fits (the same quotient; the 128-bit one is a library call).
     int64_t avg() const {
         if (w == 0) return base;
@@ -26,40 +29,51 @@ struct VSum {
     }
 };
 
-VSum vsum(const std::vector<Task*>& queue) {
+VSum vsum(const std::vector<SchedEntity*>& queue) {
     VSum v;
     if (queue.empty()) return v;
     v.base = queue.front()->vruntime;
-    for (const Task* t : queue) {
-        v.sum += static_cast<i128>(t->vruntime - v.base) * t->weight;
-        v.w += t->weight;
+    for (const SchedEntity* e : queue) {
+        v.sum += static_cast<i128>(e->vruntime - v.base) * e->weight;
+        v.w += e->weight;
     }
     return v;
 }
 
 }  // namespace
 
-int64_t Scheduler::avg_vruntime(const Rq& rq) const { return rq.queue.empty() ? 0 : vsum(rq.queue).avg(); }
+int64_t Scheduler::avg_vruntime(const CfsRq& cfs) const { return cfs.queue.empty() ? 0 : vsum(cfs.queue).avg(); }
 
-bool Scheduler::entity_eligible(const Rq& rq, const Task& t) const { return vsum(rq.queue).eligible(t); }
+bool Scheduler::entity_eligible(const CfsRq& cfs, const SchedEntity& se) const { return vsum(cfs.queue).eligible(se); }
 
-Task* Scheduler::pick_eevdf(Rq& rq, bool protect) {
-    if (rq.queue.empty()) return nullptr;
-    if (rq.queue.size() == 1) return rq.queue.front();
-    const VSum v = vsum(rq.queue);
-    auto eligible = [&](const Task* e) { return v.eligible(*e); };
+SchedEntity* Scheduler::curr_on(const Rq& rq, const CfsRq& cfs) const {
+    const Task* t = rq.curr;
+    if (!t || &rq_of(t->cpu) != &rq) return nullptr;  // (the active-balance stopper moved it away)
+    if (t->group < 0 || cfs.group == t->group) {
+        if (&cfs_of(*t, t->cpu) != &cfs || !t->on_rq || t->state == TaskState::sleeping) return nullptr;
+        return const_cast<Task*>(t);
+    }
+    // The root: the running task's group entity stays cfs_rq->curr until the next pick.
+    if (cfs.se) return nullptr;
+    SchedEntity* g = cfs_of(*t, t->cpu).se;
+    return g->on_rq ? g : nullptr;
+}
+
+SchedEntity* Scheduler::pick_eevdf(CfsRq& cfs, bool protect, const Rq& rq) {
+    if (cfs.queue.empty()) return nullptr;
+    if (cfs.queue.size() == 1) return cfs.queue.front();
+    const VSum v = vsum(cfs.queue);
+    auto eligible = [&](const SchedEntity* e) { return v.eligible(*e); };
     // PICK_BUDDY: the next buddy, when eligible, goes first (latency, not fairness).
-    if (rq.next_buddy && cfg_.features.on(Feat::PICK_BUDDY) && eligible(rq.next_buddy)) return rq.next_buddy;
-    Task* curr = rq.curr;
-    // (A curr the active-balance stopper moved away is queued on another CPU now.)
-    if (curr && !(curr->on_rq && &rq_of(curr->cpu) == &rq && curr->state != TaskState::sleeping && eligible(curr)))
-        curr = nullptr;
+    if (cfs.next && cfg_.features.on(Feat::PICK_BUDDY) && eligible(cfs.next)) return cfs.next;
+    SchedEntity* curr = curr_on(rq, cfs);
+    if (curr && !eligible(curr)) curr = nullptr;
     if (curr && protect && curr->vruntime < curr->vprot) return curr;
-    Task* best = nullptr;
-    for (Task* e : rq.queue)
+    SchedEntity* best = nullptr;
+    for (SchedEntity* e : cfs.queue)
         if (eligible(e) && (!best || e->deadline < best->deadline)) best = e;
     if (!best)  // rounding can leave none eligible: take the smallest vruntime
-        for (Task* e : rq.queue)
+        for (SchedEntity* e : cfs.queue)
             if (!best || e->vruntime < best->vruntime) best = e;
     if (curr && curr->deadline < best->deadline) best = curr;
     return best;
@@ -67,7 +81,9 @@ Task* Scheduler::pick_eevdf(Rq& rq, bool protect) {
 
 // update_curr(): only where fair.c calls it (tick, enqueue, dequeue, wakeup check, pick), never
 // at the machine's own step boundaries. Between those points the running task's vruntime is stale,
-// as the kernel's is: requeue_delayed_entity() and place_entity() read it so.
+// as the kernel's is: requeue_delayed_entity() and place_entity() read it so. In a task group the
+// group's entity is charged the same runtime at its own weight (each level's update_curr(); here
+// always both together).
 void Scheduler::update_curr(int cpu) {
     Rq& rq = rq_of(cpu);
     Task* t = rq.curr;
@@ -79,72 +95,174 @@ void Scheduler::update_curr(int cpu) {
         t->sum_exec += delta;
         t->vruntime += calc_delta_fair(delta, *t);
     }
-    bool resched = false;
-    if (t->vruntime >= t->deadline) {  // update_deadline()
-        t->deadline = t->vruntime + calc_delta_fair(t->slice, *t);
-        resched = true;
+    // update_deadline(), then a new pick when the slice or the protection is used up, per level;
+    // nr_queued counts delayed entities. From another CPU (an enqueue or wakeup check there)
+    // resched_curr() is the IPI.
+    CfsRq& cfs = t->group < 0 ? rq.cfs : cfs_of(*t, cpu);
+    bool resched = update_deadline(*t, cfs);
+    if (cfs.se && cfs.se->on_rq) {
+        SchedEntity& g = *cfs.se;
+        if (delta > 0) g.vruntime += calc_delta_fair(delta, g);
+        if (update_deadline(g, rq.cfs)) resched = true;
     }
-    // nr_queued counts delayed entities; an expired protection also asks for a new pick, with
-    // resched_curr(): from another CPU (an enqueue or wakeup check there) that is the IPI.
-    if (rq.nr_running > 1 && (resched || t->vruntime >= t->vprot) && !rq.need_resched) resched_curr(cpu);
+    if (resched && !rq.need_resched) resched_curr(cpu);
 }
 
-void Scheduler::place_entity(Rq& rq, Task& t, bool initial) {
-    int64_t vslice = calc_delta_fair(t.slice, t);
-    int64_t V = rq.queue.empty() ? t.vruntime : avg_vruntime(rq);
+void Scheduler::place_entity(CfsRq& cfs, SchedEntity& se, bool initial) {
+    int64_t vslice = calc_delta_fair(se.slice, se);
+    int64_t V = cfs.queue.empty() ? se.vruntime : avg_vruntime(cfs);
     int64_t lag = 0;
-    if (cfg_.features.on(Feat::PLACE_LAG) && !rq.queue.empty()) {
+    if (cfg_.features.on(Feat::PLACE_LAG) && !cfs.queue.empty()) {
         int64_t W = 0;
-        for (const Task* e : rq.queue) W += e->weight;
-        lag = static_cast<int64_t>(static_cast<i128>(t.vlag) * (W + t.weight) / W);
+        for (const SchedEntity* e : cfs.queue) W += e->weight;
+        lag = static_cast<int64_t>(static_cast<i128>(se.vlag) * (W + se.weight) / W);
     }
-    if (rq.queue.empty()) {
-        // An empty runqueue has no V; keep the task's own clock so its lag stays meaningful.
-        V = t.vruntime + t.vlag;
+    if (cfs.queue.empty()) {
+        // An empty runqueue has no V; keep the entity's own clock so its lag stays meaningful.
+        V = se.vruntime + se.vlag;
     }
-    t.vruntime = V - lag;
+    se.vruntime = V - lag;
     if (initial && cfg_.features.on(Feat::PLACE_DEADLINE_INITIAL)) vslice /= 2;
-    t.deadline = t.vruntime + vslice;
+    se.deadline = se.vruntime + vslice;
 }
 
-// enqueue_entity() + enqueue_task_fair()'s accounting and cpufreq_update_util().
+// enqueue_task_fair(): enqueue_entity() on the task's runqueue, then up the hierarchy: the group's
+// entity joins the root, or is requeued if it was left there delayed; the accounting and
+// cpufreq_update_util().
 void Scheduler::enqueue(int cpu, Task& t, bool initial) {
     Rq& rq = rq_of(cpu);
     update_curr_around(cpu, t);  // enqueue_entity()
     pelt_update_cpu(cpu);
-    place_entity(rq, t, initial);
-    rq.queue.push_back(&t);
+    CfsRq& cfs = cfs_of(t, cpu);
+    place_entity(cfs, t, initial);
+    cfs.queue.push_back(&t);
+    cfs.load_weight += t.weight;
     t.cfs_seq = ++cfs_seq_;  // account_entity_enqueue(): list_add at the head of cfs_tasks
     t.on_rq = true;
     ++rq.nr_running;
     rq.runnable_weight += t.weight;
     util_est_enqueue(rq, t);
     if (t.policy == SchedPolicy::idle) ++rq.nr_sched_idle;
+    if (cfs.se) {
+        groups_[static_cast<size_t>(cfs.group)].load_total += t.weight;
+        enqueue_group_se(cpu, cfs);
+    }
     update_overload(cpu);
     hw_.util_changed(cpu);
 }
 
-// dequeue_entity() (final: a delayed entity leaves here too) with the lag it keeps.
-void Scheduler::dequeue(int cpu, Task& t) {
+// dequeue_entity() (final: a delayed entity leaves here too) with the lag it keeps. A group's
+// runqueue left empty takes the group's entity off the root as a sleep (dequeue_entities() sets
+// DEQUEUE_SLEEP for the parents), so DELAY_DEQUEUE may leave it there.
+void Scheduler::dequeue(int cpu, Task& t, bool sleep) {
     Rq& rq = rq_of(cpu);
     update_curr_around(cpu, t);  // dequeue_entity()
     pelt_update_cpu(cpu);
-    int64_t lag = entity_lag(rq, t);
+    CfsRq& cfs = cfs_of(t, cpu);
+    int64_t lag = entity_lag(cfs, t);
     if (t.sched_delayed) {
         if (cfg_.features.on(Feat::DELAY_ZERO) && lag > 0) lag = 0;
-        clear_delayed(rq, t);
+        t.sched_delayed = false;
+        --rq.nr_delayed;
     } else {
         rq.runnable_weight -= t.weight;
         util_est_dequeue(rq, t);
     }
     if (t.policy == SchedPolicy::idle) --rq.nr_sched_idle;
     t.vlag = lag;
-    if (rq.next_buddy == &t) rq.next_buddy = nullptr;  // clear_buddies()
-    queue_erase(rq, t);
+    if (cfs.next == &t) cfs.next = nullptr;  // clear_buddies()
+    queue_erase(cfs, t);
+    cfs.load_weight -= t.weight;
     t.on_rq = false;
     --rq.nr_running;
+    if (cfs.se) {
+        groups_[static_cast<size_t>(cfs.group)].load_total -= t.weight;
+        if (cfs.queue.empty()) {
+            dequeue_group_se(cpu, cfs, true);
+        } else {
+            update_cfs_group(cpu, cfs);
+            // A sleeper's group keeps the CPU's favour: set_next_buddy() of the parent.
+            if (sleep && rq.cfs.next != cfs.se) rq.cfs.next = cfs.se;
+        }
+    }
     update_overload(cpu);
     hw_.util_changed(cpu);
+}
+
+// The group's entity joins the root when its first task arrives on this CPU (enqueue_entity()
+// with ENQUEUE_WAKEUP: placed with the lag it kept), or is requeued when it was left delayed;
+// then its weight follows the group's load here (update_cfs_group()) and its slice the shortest
+// queued one (cfs_rq_min_slice()).
+void Scheduler::enqueue_group_se(int cpu, CfsRq& gq) {
+    SchedEntity& g = *gq.se;
+    CfsRq& root = rq_of(cpu).cfs;
+    int64_t slice = INT64_MAX;
+    for (const SchedEntity* e : gq.queue) slice = std::min(slice, e->slice);
+    if (!g.on_rq) {
+        g.slice = slice;
+        g.weight = 0;  // set by update_cfs_group() before it is placed
+        update_cfs_group(cpu, gq);
+        place_entity(root, g, false);
+        root.queue.push_back(&g);
+        root.load_weight += g.weight;
+        g.on_rq = true;
+        return;
+    }
+    if (g.sched_delayed) requeue_delayed_entity(root, g);
+    g.slice = slice;
+    update_cfs_group(cpu, gq);
+}
+
+void Scheduler::dequeue_group_se(int cpu, CfsRq& gq, bool sleep) {
+    SchedEntity& g = *gq.se;
+    CfsRq& root = rq_of(cpu).cfs;
+    if (!g.on_rq) return;
+    if (root.next == &g) root.next = nullptr;  // clear_buddies(), delayed or not (as for a task)
+    if (sleep && !g.sched_delayed && cfg_.features.on(Feat::DELAY_DEQUEUE) && root.queue.size() > 1 &&
+        !entity_eligible(root, g)) {
+        g.sched_delayed = true;  // an ineligible group sleeps on the queue, as a task would
+        return;
+    }
+    int64_t lag = entity_lag(root, g);
+    if (g.sched_delayed && cfg_.features.on(Feat::DELAY_ZERO) && lag > 0) lag = 0;
+    g.sched_delayed = false;
+    g.vlag = lag;
+    queue_erase(root, g);
+    root.load_weight -= g.weight;
+    g.on_rq = false;
+}
+
+// update_cfs_group() with calc_group_shares() in the exact form its comment starts from: the
+// group's shares split over the CPUs in proportion to the weight queued on each (the kernel
+// approximates the other CPUs' part by their load averages), at least MIN_SHARES. A change of
+// weight on the queue is reweight_entity(): the lag and the relative deadline keep their
+// weighted sizes, and the entity is placed again.
+void Scheduler::update_cfs_group(int cpu, CfsRq& gq) {
+    SchedEntity& g = *gq.se;
+    const TaskGroupState& tg = groups_[static_cast<size_t>(gq.group)];
+    if (gq.load_weight == 0 || tg.load_total == 0) return;
+    const uint64_t shares = std::clamp<uint64_t>(tg.shares * gq.load_weight / tg.load_total, 2, tg.shares);
+    const auto w = static_cast<uint32_t>(shares);
+    if (w == g.weight) return;
+    if (!g.on_rq || g.weight == 0) {
+        g.weight = w;
+        return;
+    }
+    CfsRq& root = rq_of(cpu).cfs;
+    const int64_t lag = entity_lag(root, g);
+    const int64_t rel_deadline = g.deadline - g.vruntime;
+    const int64_t rel_prot = g.vprot - g.vruntime;
+    queue_erase(root, g);
+    root.load_weight -= g.weight;
+    g.vlag = lag * static_cast<int64_t>(g.weight) / static_cast<int64_t>(w);
+    const int64_t deadline = rel_deadline * static_cast<int64_t>(g.weight) / static_cast<int64_t>(w);
+    const int64_t prot = rel_prot * static_cast<int64_t>(g.weight) / static_cast<int64_t>(w);
+    g.weight = w;
+    place_entity(root, g, false);
+    g.deadline = g.vruntime + deadline;
+    g.vprot = g.vruntime + prot;
+    root.queue.push_back(&g);
+    root.load_weight += g.weight;
 }
 
 // update_curr() of the CPU an entity joins or leaves, unless that entity is its running task
@@ -155,39 +273,33 @@ void Scheduler::update_curr_around(int cpu, const Task& t) {
 }
 
 // update_entity_lag(): V - vruntime, clamped to a slice's worth (at least a tick) either way.
-int64_t Scheduler::entity_lag(const Rq& rq, const Task& t) const {
-    const int64_t limit = calc_delta_fair(std::max<int64_t>(2 * t.slice, tick_ns_), t);
-    return std::clamp(avg_vruntime(rq) - t.vruntime, -limit, limit);
+int64_t Scheduler::entity_lag(const CfsRq& cfs, const SchedEntity& se) const {
+    const int64_t limit = calc_delta_fair(std::max<int64_t>(2 * se.slice, tick_ns_), se);
+    return std::clamp(avg_vruntime(cfs) - se.vruntime, -limit, limit);
 }
 
 // __dequeue_entity(): out of the queue (and so out of V).
-void Scheduler::queue_erase(Rq& rq, const Task& t) {
-    auto it = std::find(rq.queue.begin(), rq.queue.end(), &t);
-    if (it != rq.queue.end()) rq.queue.erase(it);
-}
-
-// clear_delayed(): a delayed entity is no longer delayed (woken, or dequeued for good).
-void Scheduler::clear_delayed(Rq& rq, Task& t) {
-    t.sched_delayed = false;
-    --rq.nr_delayed;
+void Scheduler::queue_erase(CfsRq& cfs, const SchedEntity& se) {
+    auto it = std::find(cfs.queue.begin(), cfs.queue.end(), &se);
+    if (it != cfs.queue.end()) cfs.queue.erase(it);
 }
 
 // requeue_delayed_entity(): a delayed sleeper woken while still queued. With DELAY_ZERO, one
 // that is owed service again (positive lag: V moved past it while it waited) loses that lag and
 // is placed afresh at V with a new deadline, as a new arrival would be.
-void Scheduler::requeue_delayed_entity(int cpu, Task& t) {
-    Rq& rq = rq_of(cpu);
+void Scheduler::requeue_delayed_entity(CfsRq& cfs, SchedEntity& se) {
     if (cfg_.features.on(Feat::DELAY_ZERO)) {
-        t.vlag = entity_lag(rq, t);
-        if (t.vlag > 0) {
-            t.vlag = 0;
-            queue_erase(rq, t);  // V without it
-            place_entity(rq, t, false);
-            rq.queue.push_back(&t);
+        se.vlag = entity_lag(cfs, se);
+        if (se.vlag > 0) {
+            se.vlag = 0;
+            queue_erase(cfs, se);  // V without it
+            place_entity(cfs, se, false);
+            cfs.queue.push_back(&se);
         }
     }
-    clear_delayed(rq, t);
+    se.sched_delayed = false;
 }
+
 
 // check_preempt_wakeup_fair(), v6.19, with NEXT_BUDDY as "sched/fair: Reimplement NEXT_BUDDY to
 // align with EEVDF goals" (Mel Gorman, Nov 2025) made it: the wakee becomes the next buddy unless
@@ -195,12 +307,28 @@ void Scheduler::requeue_delayed_entity(int cpu, Task& t) {
 // (preempt_sync()).
 bool Scheduler::check_preempt_wakeup_fair(int cpu, Task& p, uint32_t flags) {
     Rq& rq = rq_of(cpu);
-    Task* se = rq.curr;
-    if (!se) return true;  // the idle class: any fair wakee runs at once
-    if (se == &p || rq.need_resched) return false;
+    Task* curr = rq.curr;
+    if (!curr) return true;  // the idle class: any fair wakee runs at once
+    if (curr == &p || rq.need_resched) return false;
     if (!cfg_.features.on(Feat::WAKEUP_PREEMPTION)) return false;
-    const bool se_idle = se->policy == SchedPolicy::idle;
-    const bool p_idle = p.policy == SchedPolicy::idle;
+    // find_matching_se(): compare the two where their paths meet: in their group's runqueue when
+    // they share one, else their top entities in the root (a group's entity is not idle).
+    SchedEntity* se = curr;
+    SchedEntity* pse = &p;
+    CfsRq* cfs = &cfs_of(p, cpu);
+    bool se_idle = curr->policy == SchedPolicy::idle;
+    bool p_idle = p.policy == SchedPolicy::idle;
+    if (curr->group != p.group) {
+        cfs = &rq.cfs;
+        if (curr->group >= 0) {
+            se = cfs_of(*curr, cpu).se;
+            se_idle = false;
+        }
+        if (p.group >= 0) {
+            pse = cfs_of(p, cpu).se;
+            p_idle = false;
+        }
+    }
     if (se_idle && !p_idle) {
         se->vprot = se->vruntime;
         return true;
@@ -209,22 +337,22 @@ bool Scheduler::check_preempt_wakeup_fair(int cpu, Task& p, uint32_t flags) {
     if (p.policy == SchedPolicy::batch || p.policy == SchedPolicy::idle) return false;
     update_curr(cpu);
     bool protect = true;
-    if (cfg_.features.on(Feat::PREEMPT_SHORT) && p.slice < se->slice) {
+    if (cfg_.features.on(Feat::PREEMPT_SHORT) && pse->slice < se->slice) {
         protect = false;
-    } else if ((flags & WF_FORK) || p.sched_delayed) {
+    } else if ((flags & WF_FORK) || pse->sched_delayed) {
         return false;
-    } else if (cfg_.features.on(Feat::NEXT_BUDDY) && (!rq.next_buddy || rq.next_buddy->deadline >= p.deadline)) {
-        rq.next_buddy = &p;  // set_preempt_buddy()
+    } else if (cfg_.features.on(Feat::NEXT_BUDDY) && (!cfs->next || cfs->next->deadline >= pse->deadline)) {
+        cfs->next = pse;  // set_preempt_buddy()
         if (flags & WF_SYNC) {
             // preempt_sync(): the waker is expected to sleep; preempt it only once it has run
             // migration_cost (a quarter of it when select_task_rq put the wakee here) and the
             // wakee's deadline is earlier. update_curr() above has just restarted exec_start.
-            const int64_t delta = std::max<int64_t>(0, engine_.now() - se->exec_start);
+            const int64_t delta = std::max<int64_t>(0, engine_.now() - curr->exec_start);
             const int64_t threshold = (flags & WF_RQ_SELECTED) ? cfg_.migration_cost_ns / 4 : cfg_.migration_cost_ns;
-            return p.deadline < se->deadline && delta >= threshold;
+            return pse->deadline < se->deadline && delta >= threshold;
         }
     }
-    if (pick_eevdf(rq, protect) == &p) {
+    if (pick_eevdf(*cfs, protect, rq) == pse) {
         if (!protect) se->vprot = se->vruntime;
         return true;
     }

@@ -82,7 +82,7 @@ bool Scheduler::task_hot(const Task& t, const LbEnv& env) const {
     if (t.policy == SchedPolicy::idle) return false;
     if (sd_.of(env.dst).levels[static_cast<size_t>(env.level)].flags & SD_SHARE_CPUCAPACITY) return false;
     // CACHE_HOT_BUDDY: the next buddy is hot while the destination has work.
-    if (cfg_.features.on(Feat::CACHE_HOT_BUDDY) && rq_of(env.dst).nr_running > 0 && rq_of(t.cpu).next_buddy == &t)
+    if (cfg_.features.on(Feat::CACHE_HOT_BUDDY) && rq_of(env.dst).nr_running > 0 && cfs_of(t, t.cpu).next == &t)
         return true;
     if (cfg_.migration_cost_ns == 0) return false;
     return engine_.now() - t.exec_start < cfg_.migration_cost_ns;
@@ -121,7 +121,8 @@ int Scheduler::detach_tasks(LbEnv& env) {
         return 0;
     }
     if (env.imbalance <= 0) return 0;
-    lb_tasks_.assign(srq.queue.begin(), srq.queue.end());
+    lb_tasks_.clear();
+    for_each_queued(srq, [&](Task* t) { lb_tasks_.push_back(t); });
     std::sort(lb_tasks_.begin(), lb_tasks_.end(), [](const Task* a, const Task* b) { return a->cfs_seq < b->cfs_seq; });
     const int level = env.level;
     const int cache_nice = rq_of(env.dst).dom[static_cast<size_t>(level)].nr_balance_failed;
@@ -552,7 +553,8 @@ void Scheduler::active_load_balance_cpu_stop(int cpu) {
     env.idle = CpuIdle::idle;
     env.active_lb = true;
     // detach_one_task(): from the tail, the first task that may go.
-    lb_tasks_.assign(rq.queue.begin(), rq.queue.end());
+    lb_tasks_.clear();
+    for_each_queued(rq, [&](Task* t) { lb_tasks_.push_back(t); });
     std::sort(lb_tasks_.begin(), lb_tasks_.end(), [](const Task* a, const Task* b) { return a->cfs_seq < b->cfs_seq; });
     for (Task* p : lb_tasks_) {
         if (!can_migrate_task(*p, env)) continue;

@@ -48,6 +48,11 @@ struct TaskSpec {
     // Effective clamps, 0..1024 (the group's already applied; Task::uclamp_min/max).
     int uclamp_min = 0;
     int uclamp_max = 1024;
+    // Fair group scheduling: the task group it runs in (an autogroup, or a cgroup with the cpu
+    // controller), numbered by the caller from 0; -1: the root. Every task of a group gives the
+    // same shares (tg->shares: 1024 for cpu.weight 100 or an autogroup at nice 0).
+    int fair_group = -1;
+    uint32_t group_shares = 1024;
 };
 
 // The runqueue's clamps (uclamp_rq_get(rq, UCLAMP_MIN/MAX)) and uclamp_rq_is_idle().
@@ -238,7 +243,7 @@ private:
     };
     // struct rq with its cfs_rq.
     struct Rq {
-        std::vector<Task*> queue;  // every on_rq entity, curr included, delayed included
+        CfsRq cfs;  // the root's EEVDF queue: its tasks and the groups' entities (curr and delayed included)
         Task* curr = nullptr;      // nullptr: the idle task
         bool switching = false;    // the machine is still switching to curr (it has not run yet)
         int nr_running = 0;
@@ -248,7 +253,6 @@ private:
         bool overloaded = false;  // two or more runnable tasks (feeds rd->overloaded)
         std::vector<Task*> wake_list;
         bool need_resched = false;
-        Task* next_buddy = nullptr;  // cfs_rq->next: set by NEXT_BUDDY, honoured by PICK_BUDDY
         Time idle_stamp = 0;  // 0: not idle
         int64_t avg_idle = 0;
         int64_t max_idle_balance_cost = 0;
@@ -305,28 +309,67 @@ private:
         if (steps_) obs_->select_outcome({o, cpu, fb});
     }
 
-    // fair.c: EEVDF
-    int64_t avg_vruntime(const Rq& rq) const;
-    bool entity_eligible(const Rq& rq, const Task& t) const;
-    Task* pick_eevdf(Rq& rq, bool protect);
-    void place_entity(Rq& rq, Task& t, bool initial);
+    // fair.c: EEVDF, on one runqueue (the root or a group's)
+    int64_t avg_vruntime(const CfsRq& cfs) const;
+    bool entity_eligible(const CfsRq& cfs, const SchedEntity& se) const;
+    // pick_eevdf() on `cfs`, a runqueue of `rq` (whose running task gives the level's curr).
+    SchedEntity* pick_eevdf(CfsRq& cfs, bool protect, const Rq& rq);
+    void place_entity(CfsRq& cfs, SchedEntity& se, bool initial);
     // set_protect_slice(): protected up to the deadline, or for the shortest queued slice
     // (RUN_TO_PARITY), else for one normalised base slice at least.
-    void set_protect_slice(Task& next) {
+    void set_protect_slice(SchedEntity& next) {
         const int64_t quantum =
             std::min(cfg_.features.on(Feat::RUN_TO_PARITY) ? slice_ns_ : cfg_.base_slice_ns, next.slice);
         next.vprot = quantum == next.slice ? next.deadline
                                            : std::min(next.deadline, next.vruntime + calc_delta_fair(quantum, next));
     }
+    // update_deadline() of the running entity on its level, and whether that level wants a new
+    // pick: the slice or the protection used up, with another entity queued.
+    bool update_deadline(SchedEntity& e, const CfsRq& q) const {
+        bool expired = false;
+        if (e.vruntime >= e.deadline) {
+            e.deadline = e.vruntime + calc_delta_fair(e.slice, e);
+            expired = true;
+        }
+        return q.queue.size() > 1 && (expired || e.vruntime >= e.vprot);
+    }
     void enqueue(int cpu, Task& t, bool initial);
-    void dequeue(int cpu, Task& t);  // removes from the queue entirely
+    // Removes from the queue entirely; `sleep`: the task sleeps or exits (DEQUEUE_SLEEP).
+    void dequeue(int cpu, Task& t, bool sleep = false);
     bool check_preempt_wakeup_fair(int cpu, Task& p, uint32_t flags);
-    void requeue_delayed_entity(int cpu, Task& t);
+    void requeue_delayed_entity(CfsRq& cfs, SchedEntity& se);
     void update_curr_around(int cpu, const Task& t);
-    int64_t entity_lag(const Rq& rq, const Task& t) const;
-    static void queue_erase(Rq& rq, const Task& t);
-    static void clear_delayed(Rq& rq, Task& t);
-    int64_t calc_delta_fair(int64_t delta, const Task& t) const { return delta * 1024 / t.weight; }
+    int64_t entity_lag(const CfsRq& cfs, const SchedEntity& se) const;
+    static void queue_erase(CfsRq& cfs, const SchedEntity& se);
+    int64_t calc_delta_fair(int64_t delta, const SchedEntity& se) const { return delta * 1024 / se.weight; }
+    // Every task queued on the CPU (the root's and its groups', delayed ones included), in no
+    // particular order.
+    template <class F>
+    static void for_each_queued(const Rq& rq, F&& f) {
+        for (SchedEntity* e : rq.cfs.queue) {
+            if (!e->my_q)
+                f(static_cast<Task*>(e));
+            else
+                for (SchedEntity* t : e->my_q->queue) f(static_cast<Task*>(t));
+        }
+    }
+    // The runqueue a task's entity is queued on, on `cpu`: the root's or its group's there.
+    CfsRq& cfs_of(const Task& t, int cpu) {
+        return t.group < 0 ? rq_of(cpu).cfs : groups_[static_cast<size_t>(t.group)].cpu[static_cast<size_t>(cpu)].q;
+    }
+    const CfsRq& cfs_of(const Task& t, int cpu) const {
+        return t.group < 0 ? rq_of(cpu).cfs : groups_[static_cast<size_t>(t.group)].cpu[static_cast<size_t>(cpu)].q;
+    }
+    // The entity of the CPU's running task on `cfs` (cfs_rq->curr on the path to rq->curr), nullptr:
+    // none (idle, the task elsewhere in the hierarchy, or the task off the queue).
+    SchedEntity* curr_on(const Rq& rq, const CfsRq& cfs) const;
+    // The pick of __schedule(): down the hierarchy from the root; delayed entities reaching the
+    // front leave on the way (pick_next_entity()'s DEQUEUE_DELAYED).
+    Task* pick_next_task_fair(int cpu);
+    // enqueue_entity()/dequeue_entity() of a group's entity in the root, and update_cfs_group().
+    void enqueue_group_se(int cpu, CfsRq& gq);
+    void dequeue_group_se(int cpu, CfsRq& gq, bool sleep);
+    void update_cfs_group(int cpu, CfsRq& gq);
 
     // fair.c: wake path
     void update_idle_core(int cpu);
@@ -383,6 +426,18 @@ private:
     bool steps_ = false;    // ... and its step events are wanted
     SelectResultEv sel_;    // the summary of the select_task_rq call in progress
     TtwuWork ttwu_work_;    // the work of the try_to_wake_up in progress
+
+    // struct task_group with its per-CPU entity and runqueue (se[cpu], cfs_rq[cpu]).
+    struct GroupCpu {
+        SchedEntity se;
+        CfsRq q;
+    };
+    struct TaskGroupState {
+        uint32_t shares = 1024;   // tg->shares
+        uint64_t load_total = 0;  // the sum of the group's runqueues' load_weight over the CPUs
+        std::vector<GroupCpu> cpu;  // sized once: the entities' addresses are stable
+    };
+    std::deque<TaskGroupState> groups_;
 
     std::deque<Task> tasks_;  // stable addresses
     std::vector<Rq> rqs_;

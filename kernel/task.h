@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "engine/engine.h"
 #include "hw/cache_warmth.h"
@@ -40,14 +41,40 @@ struct Pelt {
     uint32_t period_contrib = 0;  // 1024 ns units of the current period so far
 };
 
-struct Task {
+struct CfsRq;
+
+// struct sched_entity: what EEVDF orders on one runqueue. A task is one; a task group (an
+// autogroup, or a cgroup with the cpu controller: CONFIG_FAIR_GROUP_SCHED) has one per CPU in the
+// root runqueue, whose my_q is the group's own runqueue on that CPU.
+struct SchedEntity {
+    int64_t vruntime = 0;
+    int64_t deadline = 0;
+    int64_t slice = 0;
+    int64_t vlag = 0;
+    int64_t vprot = 0;
+    uint32_t weight = 1024;
+    bool on_rq = false;
+    bool sched_delayed = false;
+    CfsRq* my_q = nullptr;  // a group's entity: its runqueue on this CPU; nullptr: a task
+};
+
+// struct cfs_rq: the EEVDF queue of a CPU (the root) or of a task group on that CPU.
+struct CfsRq {
+    std::vector<SchedEntity*> queue;  // every on_rq entity, curr included, delayed included
+    SchedEntity* next = nullptr;      // cfs_rq->next: set by NEXT_BUDDY, honoured by PICK_BUDDY
+    SchedEntity* se = nullptr;        // the group's entity in the root (nullptr: this is the root)
+    int group = -1;                   // the task group (-1: the root)
+    uint64_t load_weight = 0;         // cfs_rq->load.weight: the queued entities' weights, delayed included
+};
+
+struct Task : SchedEntity {
     int id = 0;
     std::string comm;  // no spaces (ftrace comm)
     TaskState state = TaskState::unstarted;
     SchedPolicy policy = SchedPolicy::normal;
     TaskRole role = TaskRole::other;
     int nice = 0;
-    uint32_t weight = 1024;
+    int group = -1;  // the task group (fair group scheduling) it is queued in; -1: the root
     bool per_cpu_kthread = false;
     bool migration_disabled = false;
     bool in_iowait = false;  // the pending wakeup ends an I/O wait (iowait boost on enqueue)
@@ -70,14 +97,7 @@ struct Task {
     int uclamp_min = 0;
     int uclamp_max = 1024;
 
-    // EEVDF entity.
-    int64_t vruntime = 0;
-    int64_t deadline = 0;
-    int64_t slice = 0;
-    int64_t vlag = 0;
-    int64_t vprot = 0;
-    bool on_rq = false;
-    bool sched_delayed = false;
+    // EEVDF entity: the SchedEntity base.
     double util_est_queued = 0;  // what util_est_enqueue() added to the runqueue's util_est
     Time exec_start = 0;  // last time it started running (task_hot)
     // Position in the runqueue's cfs_tasks list: enqueue and pick move a task to the head

@@ -39,6 +39,8 @@ const ParamTable& bonnie_params() {
         };
         const ParamTable& conn = fuse_conn_params();
         own.insert(own.end(), conn.begin(), conn.end());
+        const ParamTable& groups = fuse_group_params();
+        own.insert(own.end(), groups.begin(), groups.end());
         return own;
     }();
     return t;
@@ -48,6 +50,7 @@ struct BonnieSpec {
     int64_t files = 0, file_size = 0;
     std::string phase;
     CpuSet cpus;
+    FuseGroups groups;
     int64_t app_work = 0;
     int64_t footprint_kib = 0;
     FuseConnSpec conn;
@@ -64,6 +67,7 @@ BonnieSpec read_bonnie(const WorkloadInput& in) {
     s.app_work = p.duration_ns("app_" + s.phase);
     s.footprint_kib = p.size_bytes("footprint") / 1024;
     errors.attempt([&] { s.conn = read_fuse_conn(in.json, p, in.topo); });
+    errors.attempt([&] { s.groups = read_fuse_groups(in.json, p, in.groups, in.topo, s.cpus); });
     errors.finish();
     return s;
 }
@@ -118,6 +122,7 @@ WorkloadBuild build_bonnie(const BonnieSpec& s) {
     t.code.push_back(Op{Op::loop_end, 0, 0, 0, 0, 0});
     b.tasks.push_back(std::move(t));
     b.parent_cpu = s.cpus.empty() ? 0 : s.cpus.first();
+    apply_fuse_groups(s.groups, b);
     b.total_ops = static_cast<uint64_t>(s.files);
     return b;
 }

@@ -46,8 +46,9 @@ const ParamTable& extract_params() {
              .help = "the app thread's working set (inflate window and buffers), refilled after it runs elsewhere"},
             {.name = "daemon_group", .type = ParamType::text,
              .help = "a group of the scenario's `groups` for the FUSE daemon's /dev/fuse workers (Android runs "
-                     "MediaProvider in a background group): they run only on its CPUs, under its clamps. "
-                     "(`group`, `uclamp_min` and `uclamp_max` are the app thread's)",
+                     "MediaProvider in a background group): they run only on its CPUs, under its clamps, and every "
+                     "daemon thread (ring threads too) in its task group when it is a `fair_group`. (`group`, "
+                     "`uclamp_min` and `uclamp_max` are the app thread's)",
              .absent_means = "none"},
         };
         const ParamTable& conn = fuse_conn_params();
@@ -123,6 +124,11 @@ WorkloadBuild build_extract(const ExtractSpec& s) {
                 w.spec.uclamp_min = std::clamp(w.spec.uclamp_min, s.daemon->uclamp_min, s.daemon->uclamp_max);
                 w.spec.uclamp_max = std::clamp(w.spec.uclamp_max, s.daemon->uclamp_min, s.daemon->uclamp_max);
             }
+    if (s.daemon)  // every thread of the daemon is in its task group (a pinned ring thread too)
+        for (ProgramTask& w : b.tasks) {
+            w.spec.fair_group = s.daemon->fair_id;
+            w.spec.group_shares = s.daemon->shares;
+        }
 
     const FuseOpCosts& c = s.conn.ops;
     auto request = [&](FuseOp op) {

@@ -68,6 +68,8 @@ const ParamTable& fio_params() {
         // The FUSE connection: transport, libfuse's pool, queues, background limits and costs.
         const ParamTable& conn = fuse_conn_params();
         own.insert(own.end(), conn.begin(), conn.end());
+        const ParamTable& groups = fuse_group_params();
+        own.insert(own.end(), groups.begin(), groups.end());
         return own;
     }();
     return t;
@@ -80,6 +82,7 @@ struct FioSpec {
     CpuSet cpus;  // empty: every CPU
     FuseConnSpec conn;
     int64_t footprint_kib = 0;
+    FuseGroups groups;
 };
 
 FioSpec read_fio(const WorkloadInput& in) {
@@ -112,6 +115,7 @@ FioSpec read_fio(const WorkloadInput& in) {
     s.split = p.choice("cpus_allowed_policy") == "split";
     s.footprint_kib = p.size_bytes("footprint") / 1024;
     errors.attempt([&] { s.conn = read_fuse_conn(in.json, p, in.topo); });
+    errors.attempt([&] { s.groups = read_fuse_groups(in.json, p, in.groups, in.topo, s.cpus); });
     errors.finish();
     // fio's engine decides how a background request's submitter waits, and what each call costs.
     FuseConnDef d = *s.conn.def;
@@ -160,6 +164,7 @@ WorkloadBuild build_fio(const FioSpec& s) {
                       Op{Op::count_op, 0, 0, 0, 0, static_cast<uint32_t>(s.bs)}, Op{Op::loop_end}};
         b.tasks.push_back(std::move(t));
     }
+    apply_fuse_groups(s.groups, b);
     b.parent_cpu = s.cpus.empty() ? 0 : s.cpus.first();
     b.total_ops = static_cast<uint64_t>(s.numjobs * s.number_ios);
     return b;

@@ -2,6 +2,7 @@
 // limits every reader applies.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,6 +36,20 @@ ParamTable with_task_uclamp(ParamTable table);
 // clamps bounded by the group's.
 const TaskGroup& find_task_group(const JsonNode& n, const TaskGroups& groups);
 void join_task_group(const JsonNode& n, const TaskGroup& g, const Topology& topo, TaskSpec& spec);
+// The same without the check: the task's CPUs narrowed to the group's where they meet, its clamps
+// bounded, its task group set.
+void enter_task_group(const TaskGroup& g, TaskSpec& spec);
+
+// The keys `group` (the application's tasks) and `server_group` (the FUSE server's threads) of the
+// FUSE workloads that start their own server (fio, bonnie), read and checked against the groups.
+const ParamTable& fuse_group_params();
+struct FuseGroups {
+    std::optional<TaskGroup> app, server;
+};
+FuseGroups read_fuse_groups(const JsonNode& obj, const ParamValues& v, const TaskGroups& groups, const Topology& topo,
+                            const CpuSet& app_cpus);
+// Puts the requesters into the application's group and the servers into the server's.
+void apply_fuse_groups(const FuseGroups& g, WorkloadBuild& b);
 void apply_task_uclamp(const JsonNode& obj, const ParamValues& v, const TaskGroups& groups, const Topology& topo,
                        TaskSpec& spec);
 

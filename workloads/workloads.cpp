@@ -4,6 +4,7 @@
 #include "workloads/workloads.h"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 
 #include "input/json_input.h"
@@ -117,6 +118,18 @@ const ParamTable& group_params() {
                  "every member is boosted to at least this"},
         {.name = "uclamp_max", .type = ParamType::integer, .default_value = "1024", .min = 0, .max = 1024,
          .help = "`cpu.uclamp.max` on the same scale: the ceiling of each member's clamps; at least `uclamp_min`"},
+        {.name = "fair_group", .type = ParamType::boolean, .default_value = "false",
+         .help = "the group is a task group of the fair class (`CONFIG_FAIR_GROUP_SCHED`), as a cgroup with the cpu "
+                 "controller or an autogroup is (`CONFIG_SCHED_AUTOGROUP`, on in most distribution kernels: every "
+                 "session started with setsid() gets one, so fio's jobs, which call setsid(), and a FUSE daemon "
+                 "started from another shell each run in their own). On each CPU its members queue on the group's "
+                 "own runqueue, and the group competes in the CPU's root runqueue as one entity (its own vruntime, "
+                 "lag, deadline and delayed dequeue), whose weight is the group's `cpu_weight` split over the CPUs "
+                 "in proportion to the weight queued on each. false: the members queue with the root's tasks (the "
+                 "cpuset and clamps still apply)"},
+        {.name = "cpu_weight", .type = ParamType::integer, .default_value = "100", .min = 1, .max = 10000,
+         .help = "`cpu.weight` (cgroup v2; 100 is a nice-0 task's 1024 shares, as an autogroup at nice 0 has): the "
+                 "group's weight against the root's tasks and other groups. Only with `fair_group`"},
     };
     return t;
 }
@@ -124,6 +137,7 @@ const ParamTable& group_params() {
 TaskGroups read_groups(const JsonNode& groups, const Topology& topo) {
     groups.require_object();
     TaskGroups out;
+    int fair_ids = 0;
     InputErrorCollector errors;  // every bad group, each on its own line
     for (const auto& name : groups.keys()) errors.attempt([&] {
         const JsonNode g = groups.at(name);
@@ -138,6 +152,14 @@ TaskGroups read_groups(const JsonNode& groups, const Topology& topo) {
             g.at(v.given("uclamp_max") ? "uclamp_max" : "uclamp_min")
                 .fail("expected uclamp_max (" + std::to_string(tg.uclamp_max) + ") at least uclamp_min (" +
                       std::to_string(tg.uclamp_min) + ")");
+        if (v.boolean("fair_group")) {
+            tg.fair_id = fair_ids++;
+            // sched_weight_from_cgroup(): cpu.weight x 1024 / 100, rounded.
+            tg.shares = static_cast<uint32_t>((v.integer("cpu_weight") * 1024 + 50) / 100);
+        } else if (v.given("cpu_weight")) {
+            g.at("cpu_weight").fail("expected \"fair_group\": true with cpu_weight (a group that is not a task group "
+                                    "of the fair class has no weight of its own)");
+        }
         out.push_back(std::move(tg));
     });
     errors.finish();
@@ -156,7 +178,8 @@ const ParamTable& task_uclamp_params() {
                  "least `uclamp_min`"},
         {.name = "group", .type = ParamType::text,
          .help = "a group of the scenario's `groups`: the task runs only on the group's CPUs (intersected with "
-                 "its own `cpus`) and its clamps are restricted by the group's",
+                 "its own `cpus`), its clamps are restricted by the group's, and it is queued in the group's task "
+                 "group when that is a `fair_group`",
          .absent_means = "none"},
     };
     return t;
@@ -186,15 +209,80 @@ const TaskGroup& find_task_group(const JsonNode& n, const TaskGroups& groups) {
 void join_task_group(const JsonNode& n, const TaskGroup& g, const Topology& topo, TaskSpec& spec) {
     if (!g.cpus.empty()) {
         const CpuSet own = spec.allowed.empty() ? topo.all() : spec.allowed;
-        const CpuSet both = own & g.cpus;
-        if (both.empty())
+        if ((own & g.cpus).empty())
             n.fail("expected a group whose CPUs meet the task's own \"cpus\": group " + quote_for_message(g.name) +
                    " has none of them (cpuset: an empty intersection)");
-        spec.allowed = both;
     }
+    enter_task_group(g, spec);
+}
+
+void enter_task_group(const TaskGroup& g, TaskSpec& spec) {
+    if (!g.cpus.empty()) {
+        const CpuSet both = spec.allowed.empty() ? g.cpus : (spec.allowed & g.cpus);
+        if (!both.empty()) spec.allowed = both;
+    }
+    spec.fair_group = g.fair_id;
+    spec.group_shares = g.shares;
     // uclamp_tg_restrict(): the group's clamps bound the task's own.
     spec.uclamp_min = std::clamp(spec.uclamp_min, g.uclamp_min, g.uclamp_max);
     spec.uclamp_max = std::clamp(spec.uclamp_max, g.uclamp_min, g.uclamp_max);
+}
+
+const ParamTable& fuse_group_params() {
+    static const ParamTable t = {
+        {.name = "group", .type = ParamType::text,
+         .help = "a group of the scenario's `groups` for the application's tasks (fio's jobs, bonnie++): they run "
+                 "only on its CPUs (intersected with their own `cpus`), under its clamps, and in its task group when "
+                 "it is a `fair_group` (fio calls setsid() for its jobs, so with autogroups they have one of their own)",
+         .absent_means = "none"},
+        {.name = "server_group", .type = ParamType::text,
+         .help = "a group of the scenario's `groups` for the FUSE server's threads (libfuse workers, the "
+                 "watchdog, ring threads): the workers run only on its CPUs, every thread under its clamps and in "
+                 "its task group when it is a `fair_group` (a daemon started from another shell has its own "
+                 "autogroup). Ring threads stay pinned to their queues' CPUs",
+         .absent_means = "none"},
+    };
+    return t;
+}
+
+FuseGroups read_fuse_groups(const JsonNode& obj, const ParamValues& v, const TaskGroups& groups, const Topology& topo,
+                            const CpuSet& app_cpus) {
+    FuseGroups out;
+    InputErrorCollector errors;
+    if (v.given("group"))
+        errors.attempt([&] {
+            const JsonNode n = obj.at("group");
+            const TaskGroup& g = find_task_group(n, groups);
+            TaskSpec probe;
+            probe.allowed = app_cpus;
+            join_task_group(n, g, topo, probe);
+            out.app = g;
+        });
+    if (v.given("server_group"))
+        errors.attempt([&] {
+            const JsonNode n = obj.at("server_group");
+            const TaskGroup& g = find_task_group(n, groups);
+            TaskSpec probe;  // the workers have no CPUs of their own: only an empty group CPU set is refused
+            join_task_group(n, g, topo, probe);
+            out.server = g;
+        });
+    errors.finish();
+    return out;
+}
+
+void apply_fuse_groups(const FuseGroups& g, WorkloadBuild& b) {
+    for (ProgramTask& t : b.tasks) {
+        const bool server = t.spec.role == TaskRole::server;
+        const std::optional<TaskGroup>& group = server ? g.server : g.app;
+        if (!group) continue;
+        if (server && t.spec.allowed.count() == 1) {  // a ring thread: pinned, only the clamps and the task group
+            TaskGroup pinned = *group;
+            pinned.cpus = CpuSet{};
+            enter_task_group(pinned, t.spec);
+        } else {
+            enter_task_group(*group, t.spec);
+        }
+    }
 }
 
 void apply_task_uclamp(const JsonNode& obj, const ParamValues& v, const TaskGroups& groups, const Topology& topo,

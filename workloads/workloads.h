@@ -36,6 +36,10 @@ struct TaskGroup {
     CpuSet cpus;  // empty: every CPU
     int uclamp_min = 0;
     int uclamp_max = 1024;
+    // Fair group scheduling (CONFIG_FAIR_GROUP_SCHED): the members queue in the group's own
+    // runqueue on each CPU; fair_id numbers these groups from 0 (-1: the members queue in the root).
+    int fair_id = -1;
+    uint32_t shares = 1024;  // tg->shares: cpu.weight 100 is 1024
 };
 using TaskGroups = std::vector<TaskGroup>;
 
