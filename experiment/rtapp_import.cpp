@@ -374,12 +374,21 @@ struct Reader {
         refuse("nodes_membind", "wakesim models no NUMA memory binding");
         for (const char* dl : {"dl-runtime", "dl-period", "dl-deadline"})
             refuse(dl, "wakesim models the fair class without custom slices, and no SCHED_DEADLINE");
-        if (obj.contains("taskgroup")) {
-            const ojson& g = obj["taskgroup"];
-            if (!(g == "" || g == "/"))
-                errors.attempt([&] { fail(at + "/taskgroup", "expected no task group but the root (\"/\"): wakesim models no cgroups"); });
-        }
     }
+
+    // rt-app's "taskgroup": the cpu-controller cgroup the task runs in ("/" or "": the root). One
+    // level below the root becomes a scenario group with fair_group; "" when the root.
+    std::string taskgroup(const ojson& g, const std::string& at) const {
+        if (!g.is_string()) fail(at, "expected a cgroup path such as \"/tg1\" (\"/\": the root)");
+        std::string path = g.get<std::string>();
+        if (path.empty() || path == "/") return "";
+        if (path.front() == '/') path.erase(0, 1);
+        if (path.empty() || path.find('/') != std::string::npos || path.find(' ') != std::string::npos)
+            fail(at, "expected a task group one level below the root, such as \"/tg1\": wakesim's task groups do not "
+                     "nest, and their names have no spaces");
+        return path;
+    }
+
 };
 
 }  // namespace
@@ -442,6 +451,7 @@ ojson import_rtapp(const std::string& path, const std::string& machine) {
         errors.finish();
     }
     ojson tasks = ojson::array();
+    ojson groups = ojson::object();  // rt-app's task groups, each a fair task group
     for (const auto& item : doc["tasks"].items()) {
         const std::string& name = item.key();
         const ojson& t = item.value();
@@ -485,6 +495,14 @@ ojson import_rtapp(const std::string& path, const std::string& machine) {
             }
         });
         r.unmodelled(t, at, errors);
+        std::string group;  // the task's task group ("": the root)
+        errors.attempt([&] {
+            if (t.contains("taskgroup")) group = r.taskgroup(t["taskgroup"], at + "/taskgroup");
+            if (!group.empty()) {
+                task["group"] = group;
+                groups[group] = {{"fair_group", true}};
+            }
+        });
         ojson body = ojson::array();
         bool forever = !t.contains("loop");  // rt-app: a task without "loop" loops until the duration
         if (t.contains("phases")) {
@@ -513,6 +531,12 @@ ojson import_rtapp(const std::string& path, const std::string& machine) {
                                                       "\" per task: wakesim's programs have no step that changes it");
                         });
                 r.unmodelled(p, pat, errors);
+                if (p.contains("taskgroup"))
+                    errors.attempt([&] {
+                        if (r.taskgroup(p["taskgroup"], pat + "/taskgroup") != group)
+                            r.fail(pat + "/taskgroup", "expected the task's own task group: wakesim's programs have no "
+                                                       "step that moves a task to another group");
+                    });
                 ojson steps = ojson::array();
                 r.events(name, p, pat, kPhaseProps, steps, errors);
                 int64_t n = 1;
@@ -561,6 +585,7 @@ ojson import_rtapp(const std::string& path, const std::string& machine) {
         desc += "; a resume of a task that is not suspended is kept for its next suspend (rt-app loses it)";
     sc["description"] = desc;
     sc["machine"] = machine;
+    if (!groups.empty()) sc["groups"] = groups;
     ojson w;
     w["kind"] = "program";
     if (!r.channels.empty()) {

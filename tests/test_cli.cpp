@@ -562,7 +562,7 @@ TEST_CASE("cli: import rtapp refuses what wakesim does not model, every construc
         p + "/global/frag: expected a key of rt-app's global object",
         p + "/tasks/rt/policy: expected SCHED_OTHER, SCHED_BATCH or SCHED_IDLE: wakesim models the fair class",
         p + "/tasks/grouped/nodes_membind: expected no \"nodes_membind\"",
-        p + "/tasks/grouped/taskgroup: expected no task group but the root",
+        p + "/tasks/grouped/taskgroup: expected a task group one level below the root",
         p + "/tasks/dl/dl-runtime: expected no \"dl-runtime\"",
         p + "/tasks/loader/mem: expected no \"mem\"",
         p + "/tasks/loader/iorun: expected no \"iorun\"",
@@ -572,6 +572,7 @@ TEST_CASE("cli: import rtapp refuses what wakesim does not model, every construc
         p + "/tasks/waker/sync: expected no \"sync\"",
         p + "/tasks/mover/phases/p0/cpus: expected \"cpus\" per task",
         p + "/tasks/mover/phases/p0/util_max: expected \"util_max\" per task",
+        p + "/tasks/mover/phases/p0/taskgroup: expected the task's own task group",
         p + "/tasks/lost/resume: expected the name of a task of this file; \"nobody\" is none",
         p + "/tasks/old/exec: expected events (run, sleep, lock, ...): \"exec\" is rt-app's old task format",
         p + "/tasks/old/period: expected no \"period\": rt-app reads it for SCHED_DEADLINE"};
@@ -768,6 +769,21 @@ TEST_CASE("cli: import rtapp turns an rt-app workload into a scenario that runs"
     const CmdResult mran = run_wakesim("run --format json " + shell_quote(mout), false);
     INFO(mran.out);
     CHECK(mran.rc == 0);
+
+    // rt-app's taskgroup (a cpu-controller cgroup) one level below the root is a fair task group.
+    const CmdResult tg = run_wakesim("import rtapp " + shell_quote((data / "taskgroups.json").string()), false);
+    INFO(tg.out);
+    REQUIRE(tg.rc == 0);
+    const auto tgs = nlohmann::json::parse(tg.out);
+    CHECK(tgs["groups"] == nlohmann::json::parse(R"({"build": {"fair_group": true}, "desktop": {"fair_group": true}})"));
+    CHECK(tgs["workload"]["tasks"][0]["group"] == "build");
+    CHECK(tgs["workload"]["tasks"][1]["group"] == "desktop");
+    CHECK(!tgs["workload"]["tasks"][2].contains("group"));
+    const std::string tgout = tmp.file("taskgroups.json");
+    write_file(tgout, tg.out);
+    const CmdResult tgran = run_wakesim("run --format json " + shell_quote(tgout), false);
+    INFO(tgran.out);
+    CHECK(tgran.rc == 0);
 
     // What the program kind cannot model is one line naming the event.
     const CmdResult fifo = run_wakesim("import rtapp " + shell_quote((data / "fifo.json").string()));
