@@ -412,7 +412,8 @@ void Scheduler::schedule(int cpu) {
     }
     if (rq.active_balance_push >= 0) active_load_balance_cpu_stop(cpu);  // the stopper runs first
     // The root's entity of prev, still cfs_rq->curr there until this pick.
-    const SchedEntity* prev_top = prev && prev->group >= 0 ? cfs_of(*prev, cpu).se : nullptr;
+    // (A prev the active-balance stopper moved away left nothing here: every level is new.)
+    const SchedEntity* prev_top = prev && prev->group >= 0 && prev->cpu == cpu ? cfs_of(*prev, cpu).se : nullptr;
     Task* next = pick_next_task_fair(cpu);
     if (!next && sched_balance_newidle(cpu)) next = pick_next_task_fair(cpu);
     if (!next) {
@@ -425,9 +426,9 @@ void Scheduler::schedule(int cpu) {
         if (rq.cfs.next == next) rq.cfs.next = nullptr;
     } else {
         CfsRq& ncfs = cfs_of(*next, cpu);
-        if (ncfs.next == next) ncfs.next = nullptr;
+        clear_buddies(cpu, ncfs, *next);
         if (ncfs.se != prev_top) {
-            if (rq.cfs.next == ncfs.se) rq.cfs.next = nullptr;
+            clear_buddies(cpu, rq.cfs, *ncfs.se);
             set_protect_slice(*ncfs.se);
         }
     }
@@ -481,7 +482,7 @@ void Scheduler::schedule_blocked(int cpu) {
     t->state = TaskState::sleeping;
     rq.uclamp_idle_max = t->uclamp_max;  // uclamp_rq_dec(): kept if it was the last one (uclamp_idle_value())
     CfsRq& cfs = cfs_of(*t, cpu);
-    if (cfs.next == t) cfs.next = nullptr;  // dequeue_entity()'s clear_buddies(), delayed or not
+    clear_buddies(cpu, cfs, *t);  // dequeue_entity()'s clear_buddies(), delayed or not
     if (cfg_.features.on(Feat::DELAY_DEQUEUE) && cfs.queue.size() > 1 && !entity_eligible(cfs, *t)) {
         // dequeue_entity() with DELAY_DEQUEUE: the ineligible sleeper stays on the queue.
         t->sched_delayed = true;

@@ -98,12 +98,17 @@ void Scheduler::update_curr(int cpu) {
     // update_deadline(), then a new pick when the slice or the protection is used up, per level;
     // nr_queued counts delayed entities. From another CPU (an enqueue or wakeup check there)
     // resched_curr() is the IPI.
+    // A level that wants a new pick also stops favouring its running entity (clear_buddies()).
     CfsRq& cfs = t->group < 0 ? rq.cfs : cfs_of(*t, cpu);
     bool resched = update_deadline(*t, cfs);
+    if (resched) clear_buddies(cpu, cfs, *t);
     if (cfs.se && cfs.se->on_rq) {
         SchedEntity& g = *cfs.se;
         if (delta > 0) g.vruntime += calc_delta_fair(delta, g);
-        if (update_deadline(g, rq.cfs)) resched = true;
+        if (update_deadline(g, rq.cfs)) {
+            resched = true;
+            clear_buddies(cpu, rq.cfs, g);
+        }
     }
     if (resched && !rq.need_resched) resched_curr(cpu);
 }
@@ -170,7 +175,7 @@ void Scheduler::dequeue(int cpu, Task& t, bool sleep) {
     }
     if (t.policy == SchedPolicy::idle) --rq.nr_sched_idle;
     t.vlag = lag;
-    if (cfs.next == &t) cfs.next = nullptr;  // clear_buddies()
+    clear_buddies(cpu, cfs, t);
     queue_erase(cfs, t);
     cfs.load_weight -= t.weight;
     t.on_rq = false;
@@ -200,8 +205,7 @@ void Scheduler::enqueue_group_se(int cpu, CfsRq& gq) {
     for (const SchedEntity* e : gq.queue) slice = std::min(slice, e->slice);
     if (!g.on_rq) {
         g.slice = slice;
-        g.weight = 0;  // set by update_cfs_group() before it is placed
-        update_cfs_group(cpu, gq);
+        update_cfs_group(cpu, gq);  // reweight_entity() off the queue: the kept lag scaled too
         place_entity(root, g, false);
         root.queue.push_back(&g);
         root.load_weight += g.weight;
@@ -244,7 +248,12 @@ void Scheduler::update_cfs_group(int cpu, CfsRq& gq) {
     const uint64_t shares = std::clamp<uint64_t>(tg.shares * gq.load_weight / tg.load_total, 2, tg.shares);
     const auto w = static_cast<uint32_t>(shares);
     if (w == g.weight) return;
-    if (!g.on_rq || g.weight == 0) {
+    if (g.weight == 0) {  // the group's first enqueue on this CPU
+        g.weight = w;
+        return;
+    }
+    if (!g.on_rq) {
+        g.vlag = g.vlag * static_cast<int64_t>(g.weight) / static_cast<int64_t>(w);
         g.weight = w;
         return;
     }
@@ -342,7 +351,8 @@ bool Scheduler::check_preempt_wakeup_fair(int cpu, Task& p, uint32_t flags) {
     } else if ((flags & WF_FORK) || pse->sched_delayed) {
         return false;
     } else if (cfg_.features.on(Feat::NEXT_BUDDY) && (!cfs->next || cfs->next->deadline >= pse->deadline)) {
-        cfs->next = pse;  // set_preempt_buddy()
+        cfs->next = pse;  // set_preempt_buddy(): set_next_buddy() marks every level
+        if (cfs->se) rq.cfs.next = cfs->se;
         if (flags & WF_SYNC) {
             // preempt_sync(): the waker is expected to sleep; preempt it only once it has run
             // migration_cost (a quarter of it when select_task_rq put the wakee here) and the

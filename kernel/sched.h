@@ -323,6 +323,13 @@ private:
         next.vprot = quantum == next.slice ? next.deadline
                                            : std::min(next.deadline, next.vruntime + calc_delta_fair(quantum, next));
     }
+    // clear_buddies(): `se` is no longer `cfs`'s next buddy, nor is its group above it when the
+    // buddy was set through it (set_next_buddy() marks every level).
+    void clear_buddies(int cpu, CfsRq& cfs, const SchedEntity& se) {
+        if (cfs.next != &se) return;
+        cfs.next = nullptr;
+        if (cfs.se && rq_of(cpu).cfs.next == cfs.se) rq_of(cpu).cfs.next = nullptr;
+    }
     // update_deadline() of the running entity on its level, and whether that level wants a new
     // pick: the slice or the protection used up, with another entity queued.
     bool update_deadline(SchedEntity& e, const CfsRq& q) const {
