@@ -46,9 +46,9 @@ const ParamTable& extract_params() {
              .help = "the app thread's working set (inflate window and buffers), refilled after it runs elsewhere"},
             {.name = "daemon_group", .type = ParamType::text,
              .help = "a group of the scenario's `groups` for the FUSE daemon's /dev/fuse workers (Android runs "
-                     "MediaProvider in a background group): they run only on its CPUs, under its clamps, and every "
-                     "daemon thread (ring threads too) in its task group when it is a `fair_group`. (`group`, "
-                     "`uclamp_min` and `uclamp_max` are the app thread's)",
+                     "MediaProvider in a background group): they run only on its CPUs, and every daemon thread (its "
+                     "io-uring ring threads too, which stay pinned to their queues) under its clamps and in its task "
+                     "group when it is a `fair_group`. (`group`, `uclamp_min` and `uclamp_max` are the app thread's)",
              .absent_means = "none"},
         };
         const ParamTable& conn = fuse_conn_params();
@@ -117,18 +117,10 @@ WorkloadBuild build_extract(const ExtractSpec& s) {
     conn.fuse = s.conn.def;
     b.channels.push_back(std::move(conn));
     add_fuse_servers(b, 0, s.conn, "fuse");
-    if (s.daemon)  // the /dev/fuse workers join it; io-uring ring threads stay pinned to their queues
-        for (ProgramTask& w : b.tasks)
-            if (w.spec.allowed.empty()) {
-                w.spec.allowed = s.daemon->cpus;
-                w.spec.uclamp_min = std::clamp(w.spec.uclamp_min, s.daemon->uclamp_min, s.daemon->uclamp_max);
-                w.spec.uclamp_max = std::clamp(w.spec.uclamp_max, s.daemon->uclamp_min, s.daemon->uclamp_max);
-            }
-    if (s.daemon)  // every thread of the daemon is in its task group (a pinned ring thread too)
-        for (ProgramTask& w : b.tasks) {
-            w.spec.fair_group = s.daemon->fair_id;
-            w.spec.group_shares = s.daemon->shares;
-        }
+    // The daemon's threads join its group (only the app thread is added after them): the /dev/fuse
+    // workers on its CPUs, every thread under its clamps and in its task group; ring threads stay
+    // pinned to their queues.
+    if (s.daemon) apply_fuse_groups(FuseGroups{std::nullopt, *s.daemon}, b);
 
     const FuseOpCosts& c = s.conn.ops;
     auto request = [&](FuseOp op) {

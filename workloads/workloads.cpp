@@ -275,7 +275,8 @@ void apply_fuse_groups(const FuseGroups& g, WorkloadBuild& b) {
         const bool server = t.spec.role == TaskRole::server;
         const std::optional<TaskGroup>& group = server ? g.server : g.app;
         if (!group) continue;
-        if (server && t.spec.allowed.count() == 1) {  // a ring thread: pinned, only the clamps and the task group
+        // add_fuse_servers() leaves the workers' CPUs open and pins each ring thread to its queue's CPU.
+        if (server && t.spec.allowed.count() == 1) {  // a ring thread: only the clamps and the task group
             TaskGroup pinned = *group;
             pinned.cpus = CpuSet{};
             enter_task_group(pinned, t.spec);
