@@ -544,7 +544,7 @@ void Scheduler::check_invariants() const {
                 if (!e->my_q && static_cast<const Task*>(e)->group != q.group)
                     throw std::logic_error("task " + static_cast<const Task*>(e)->comm + " on another group's runqueue");
             }
-            if (w != q.load_weight) throw std::logic_error("load weight mismatch on cpu" + std::to_string(c));
+            if (q.se && w != q.load_weight) throw std::logic_error("load weight mismatch on cpu" + std::to_string(c));
         };
         check_cfs(rq.cfs);
         size_t group_tasks = 0;

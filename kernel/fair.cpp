@@ -95,10 +95,9 @@ void Scheduler::update_curr(int cpu) {
         t->sum_exec += delta;
         t->vruntime += calc_delta_fair(delta, *t);
     }
-    // update_deadline(), then a new pick when the slice or the protection is used up, per level;
-    // nr_queued counts delayed entities. From another CPU (an enqueue or wakeup check there)
-    // resched_curr() is the IPI.
-    // A level that wants a new pick also stops favouring its running entity (clear_buddies()).
+    // update_deadline(), then a new pick when the slice or the protection is used up, per level
+    // (nr_queued counts delayed entities); such a level also stops favouring its running entity
+    // (clear_buddies()). From another CPU (an enqueue or wakeup check there) resched_curr() is the IPI.
     CfsRq& cfs = t->group < 0 ? rq.cfs : cfs_of(*t, cpu);
     bool resched = update_deadline(*t, cfs);
     if (resched) clear_buddies(cpu, cfs, *t);
@@ -141,7 +140,6 @@ void Scheduler::enqueue(int cpu, Task& t, bool initial) {
     CfsRq& cfs = cfs_of(t, cpu);
     place_entity(cfs, t, initial);
     cfs.queue.push_back(&t);
-    cfs.load_weight += t.weight;
     t.cfs_seq = ++cfs_seq_;  // account_entity_enqueue(): list_add at the head of cfs_tasks
     t.on_rq = true;
     ++rq.nr_running;
@@ -149,6 +147,7 @@ void Scheduler::enqueue(int cpu, Task& t, bool initial) {
     util_est_enqueue(rq, t);
     if (t.policy == SchedPolicy::idle) ++rq.nr_sched_idle;
     if (cfs.se) {
+        cfs.load_weight += t.weight;
         groups_[static_cast<size_t>(cfs.group)].load_total += t.weight;
         enqueue_group_se(cpu, cfs);
     }
@@ -177,17 +176,17 @@ void Scheduler::dequeue(int cpu, Task& t, bool sleep) {
     t.vlag = lag;
     clear_buddies(cpu, cfs, t);
     queue_erase(cfs, t);
-    cfs.load_weight -= t.weight;
     t.on_rq = false;
     --rq.nr_running;
     if (cfs.se) {
+        cfs.load_weight -= t.weight;
         groups_[static_cast<size_t>(cfs.group)].load_total -= t.weight;
         if (cfs.queue.empty()) {
             dequeue_group_se(cpu, cfs, true);
         } else {
             update_cfs_group(cpu, cfs);
             // A sleeper's group keeps the CPU's favour: set_next_buddy() of the parent.
-            if (sleep && rq.cfs.next != cfs.se) rq.cfs.next = cfs.se;
+            if (sleep) rq.cfs.next = cfs.se;
         }
     }
     update_overload(cpu);
@@ -208,7 +207,6 @@ void Scheduler::enqueue_group_se(int cpu, CfsRq& gq) {
         update_cfs_group(cpu, gq);  // reweight_entity() off the queue: the kept lag scaled too
         place_entity(root, g, false);
         root.queue.push_back(&g);
-        root.load_weight += g.weight;
         g.on_rq = true;
         return;
     }
@@ -221,7 +219,7 @@ void Scheduler::dequeue_group_se(int cpu, CfsRq& gq, bool sleep) {
     SchedEntity& g = *gq.se;
     CfsRq& root = rq_of(cpu).cfs;
     if (!g.on_rq) return;
-    if (root.next == &g) root.next = nullptr;  // clear_buddies(), delayed or not (as for a task)
+    clear_buddies(cpu, root, g);  // delayed or not, as for a task
     if (sleep && !g.sched_delayed && cfg_.features.on(Feat::DELAY_DEQUEUE) && root.queue.size() > 1 &&
         !entity_eligible(root, g)) {
         g.sched_delayed = true;  // an ineligible group sleeps on the queue, as a task would
@@ -232,7 +230,6 @@ void Scheduler::dequeue_group_se(int cpu, CfsRq& gq, bool sleep) {
     g.sched_delayed = false;
     g.vlag = lag;
     queue_erase(root, g);
-    root.load_weight -= g.weight;
     g.on_rq = false;
 }
 
@@ -262,7 +259,6 @@ void Scheduler::update_cfs_group(int cpu, CfsRq& gq) {
     const int64_t rel_deadline = g.deadline - g.vruntime;
     const int64_t rel_prot = g.vprot - g.vruntime;
     queue_erase(root, g);
-    root.load_weight -= g.weight;
     g.vlag = lag * static_cast<int64_t>(g.weight) / static_cast<int64_t>(w);
     const int64_t deadline = rel_deadline * static_cast<int64_t>(g.weight) / static_cast<int64_t>(w);
     const int64_t prot = rel_prot * static_cast<int64_t>(g.weight) / static_cast<int64_t>(w);
@@ -271,7 +267,6 @@ void Scheduler::update_cfs_group(int cpu, CfsRq& gq) {
     g.deadline = g.vruntime + deadline;
     g.vprot = g.vruntime + prot;
     root.queue.push_back(&g);
-    root.load_weight += g.weight;
 }
 
 // update_curr() of the CPU an entity joins or leaves, unless that entity is its running task

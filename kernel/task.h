@@ -64,7 +64,7 @@ struct CfsRq {
     SchedEntity* next = nullptr;      // cfs_rq->next: set by NEXT_BUDDY, honoured by PICK_BUDDY
     SchedEntity* se = nullptr;        // the group's entity in the root (nullptr: this is the root)
     int group = -1;                   // the task group (-1: the root)
-    uint64_t load_weight = 0;         // cfs_rq->load.weight: the queued entities' weights, delayed included
+    uint64_t load_weight = 0;  // a group's: cfs_rq->load.weight, its queued tasks' weights, delayed included
 };
 
 struct Task : SchedEntity {
