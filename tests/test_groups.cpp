@@ -5,14 +5,8 @@
 
 #include <string>
 
-#include "engine/engine.h"
-#include "experiment/runner.h"
-#include "hw/hardware.h"
-#include "kernel/sched.h"
-#include "sim/cpu_exec.h"
-#include "sim/run_control.h"
+#include "fuse_test_util.h"
 #include "sim_test_util.h"
-#include "workloads/program/task_program.h"
 
 using namespace wakesim;
 using namespace wakesim::testutil;
@@ -108,46 +102,6 @@ TEST_CASE("fio in its own autogroup is never left queued behind its ring thread:
     CHECK(flat_rq.n(Metric::migrations_requester) < reads * 0.7);
 }
 
-namespace {
-
-// A program scenario run as experiment/simulation.cpp runs it, stepped so that the scheduler's
-// invariants (the hierarchy's included) are checked every `step` of simulated time.
-struct SteppedSim {
-    explicit SteppedSim(const json& d)
-        : sc(parse_scenario(d, "test.json")),
-          spec(make_run_spec(sc, sc.cases.front(), sc.policies.front(), sc.seeds.front())),
-          policy(spec.policy.instantiate()),
-          hw(engine, *spec.topo, spec.profile),
-          sched(engine, *spec.topo, *spec.domains, spec.profile, policy, spec.sched, hw, spec.seed),
-          cpus(engine, sched, hw, spec.profile, spec.seed),
-          driver(spec.workload.tasks, spec.workload.channels, spec.workload.barriers, ctl, spec.workload.timers) {
-        ctl.set_clock(&engine);
-        cpus.set_driver(&driver);
-        ctl.set_finish([this] { engine.stop(); });
-        driver.setup(cpus, 0, spec.workload.parent_cpu, spec.seed);
-    }
-    // Runs to the end (or `limit`), checking every `step`; the number of checks made.
-    int run(Time step, Time limit) {
-        int checks = 0;
-        for (Time t = step; t <= limit && !engine.stopped(); t += step) {
-            engine.run_until(t);
-            sched.check_invariants();
-            ++checks;
-        }
-        return checks;
-    }
-    Scenario sc;
-    RunSpec spec;
-    Engine engine;
-    PolicyRun policy;
-    Hardware hw;
-    Scheduler sched;
-    CpuExec cpus;
-    RunControl ctl;
-    ProgramDriver driver;
-};
-
-}  // namespace
 
 TEST_CASE("Task groups keep the hierarchy consistent through sleeps, wakeups, preemption, balancing and exits",
           "[eevdf][groups][invariants]") {
@@ -173,8 +127,12 @@ TEST_CASE("Task groups keep the hierarchy consistent through sleeps, wakeups, pr
               {"name": "rooted", "count": 2, "program": [{"loop": 150, "do": [{"run": "400us"}, {"sleep": "90us"}]}]}
             ]},
           "policies": ["plain"]})");
-        SteppedSim sim(d);
-        const int checks = sim.run(20000, 2000000000);
+        FuseSim sim(d);
+        int checks = 0;
+        for (Time t = 20000; t <= 2 * kNsPerSec && !sim.engine.stopped(); t += 20000, ++checks) {
+            sim.engine.run_until(t);
+            sim.sched.check_invariants();
+        }
         CHECK(sim.engine.stopped());  // every foreground task finished
         CHECK(checks > 1000);
         CHECK(sim.driver.all_exited());
