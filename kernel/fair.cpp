@@ -254,11 +254,15 @@ void Scheduler::update_cfs_group(int cpu, CfsRq& gq) {
         g.weight = w;
         return;
     }
-    CfsRq& root = rq_of(cpu).cfs;
+    Rq& rq = rq_of(cpu);
+    CfsRq& root = rq.cfs;
     const int64_t lag = entity_lag(root, g);
     const int64_t rel_deadline = g.deadline - g.vruntime;
     const int64_t rel_prot = g.vprot - g.vruntime;
-    queue_erase(root, g);
+    // The running entity stays in V (at its new weight) while it is placed, and so counts twice
+    // in PLACE_LAG's load, as cfs_rq->curr does in the kernel; any other leaves the queue first.
+    const bool running = curr_on(rq, root) == &g;
+    if (!running) queue_erase(root, g);
     g.vlag = lag * static_cast<int64_t>(g.weight) / static_cast<int64_t>(w);
     const int64_t deadline = rel_deadline * static_cast<int64_t>(g.weight) / static_cast<int64_t>(w);
     const int64_t prot = rel_prot * static_cast<int64_t>(g.weight) / static_cast<int64_t>(w);
@@ -266,7 +270,7 @@ void Scheduler::update_cfs_group(int cpu, CfsRq& gq) {
     place_entity(root, g, false);
     g.deadline = g.vruntime + deadline;
     g.vprot = g.vruntime + prot;
-    root.queue.push_back(&g);
+    if (!running) root.queue.push_back(&g);
 }
 
 // update_curr() of the CPU an entity joins or leaves, unless that entity is its running task
