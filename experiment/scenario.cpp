@@ -121,12 +121,15 @@ CaseSpec parse_case(const nlohmann::json& doc, const std::string& file, const st
     if (auto s = root.get("sched")) {
         errors.attempt([&] {
             s->require_object();
-            errors.attempt([&] { s->check_keys({"migration_cost", "base_slice", "sis_scan_at_start"}); });
+            errors.attempt([&] { s->check_keys({"migration_cost", "base_slice", "sis_scan_at_start", "force_wakeup_preemption"}); });
             errors.attempt(
                 [&] { c.sched.migration_cost_ns = s->duration_or("migration_cost", c.sched.migration_cost_ns, 0, kNsPerSec); });
             errors.attempt([&] { c.sched.base_slice_ns = s->duration_or("base_slice", c.sched.base_slice_ns, 100000, kNsPerSec); });
             errors.attempt([&] {
                 if (auto v = s->get("sis_scan_at_start")) c.sched.start_sis_scan_full = v->as_enum({"full", "zero"}) == "full";
+            });
+            errors.attempt([&] {
+                if (auto v = s->get("force_wakeup_preemption")) c.sched.force_wakeup_preemption = v->as_bool();
             });
         });
     }

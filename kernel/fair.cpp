@@ -349,6 +349,8 @@ bool Scheduler::check_preempt_wakeup_fair(int cpu, Task& p, uint32_t flags) {
         protect = false;
     } else if ((flags & WF_FORK) || pse->sched_delayed) {
         return false;
+    } else if (cfg_.force_wakeup_preemption && wake_in_task_ && !entity_eligible(*cfs, *se)) {
+        return true;  // v6.19-rc: "Reschedule if waker is no longer eligible"
     } else if (cfg_.features.on(Feat::NEXT_BUDDY) && (!cfs->next || cfs->next->deadline >= pse->deadline)) {
         cfs->next = pse;  // set_preempt_buddy(): set_next_buddy() marks every level
         if (cfs->se) rq.cfs.next = cfs->se;

@@ -67,6 +67,10 @@ struct SchedConfig {
     int64_t migration_cost_ns = 500000;  // sysctl_sched_migration_cost
     int64_t base_slice_ns = 700000;      // sysctl_sched_base_slice before ilog2 scaling
     bool start_sis_scan_full = true;     // nr_idle_scan starts at llc weight (no boot transient)
+    // v6.19-rc1..rc6: a wakeup in task context reschedules a running entity that is no longer
+    // eligible, protection or not ("sched/fair: Reimplement NEXT_BUDDY to align with EEVDF
+    // goals"; reverted by "sched/fair: Revert force wakeup preemption" in v6.19-rc7).
+    bool force_wakeup_preemption = false;
 };
 
 class Scheduler final {
@@ -433,6 +437,7 @@ private:
     bool steps_ = false;    // ... and its step events are wanted
     SelectResultEv sel_;    // the summary of the select_task_rq call in progress
     TtwuWork ttwu_work_;    // the work of the try_to_wake_up in progress
+    bool wake_in_task_ = false;  // the wakeup in progress runs in task context (in_task()), not an IPI or timer
 
     // struct task_group with its per-CPU entity and runqueue (se[cpu], cfs_rq[cpu]).
     struct GroupCpu {

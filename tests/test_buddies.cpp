@@ -54,3 +54,39 @@ TEST_CASE("NEXT_BUDDY: the woken partner runs before the hogs when the waker blo
 TEST_CASE("NEXT_BUDDY is off by default: the default run equals an explicit NO_NEXT_BUDDY", "[eevdf][features]") {
     CHECK(simulate(pair_with_hogs("{}")).m == simulate(pair_with_hogs(R"({"NEXT_BUDDY": false})")).m);
 }
+
+namespace {
+
+json hackbench_force(bool force) {
+    return doc(std::string(R"({"machine": "kvm-2vcpu-spr", "sched": {"force_wakeup_preemption": )") +
+               (force ? "true" : "false") + R"(},
+      "workload": {"kind": "messaging", "groups": 1, "fds": 10, "loops": 100}, "policies": ["plain"]})");
+}
+
+}  // namespace
+
+TEST_CASE("force_wakeup_preemption (v6.19-rc): a sender waking a receiver is rescheduled once ineligible",
+          "[eevdf][preemption]") {
+    // v6.19-rc1..rc6 rescheduled the running entity at any wakeup made in task context once it was
+    // no longer eligible, whatever its protection; v6.19-rc7 reverted it ("sched/fair: Revert force
+    // wakeup preemption"). Among hackbench's queued receivers the wakee is seldom the pick, so
+    // without the rule a sender runs on; with it, it is switched out at its wakeups.
+    const Outcome v619 = simulate(hackbench_force(false));
+    const Outcome rc = simulate(hackbench_force(true));
+    INFO("preemptions: v6.19 " << v619.n(Metric::preemptions) << ", rc " << rc.n(Metric::preemptions));
+    CHECK(rc.n(Metric::preemptions) > 5 * v619.n(Metric::preemptions));
+    CHECK(rc.n(Metric::context_switches) > 2 * v619.n(Metric::context_switches));
+}
+
+TEST_CASE("force_wakeup_preemption applies in task context only: a timer's wakeup is unchanged", "[eevdf][preemption]") {
+    // in_task(): an hrtimer waking a sleeper is not the running task's wakeup call.
+    auto periodic = [](bool force) {
+        return doc(std::string(R"({"machine": "kvm-2vcpu-spr", "sched": {"force_wakeup_preemption": )") +
+                   (force ? "true" : "false") + R"(},
+          "workload": {"kind": "program", "tasks": [
+            {"name": "periodic", "cpus": "0", "program": [{"loop": 0, "do": [{"sleep": "1ms"}, {"run": "50us"}, {"op": 0}]}]},
+            )" + hog("h1", 0) + ", " + hog("h2", 0) + ", " + hog("h3", 0) + R"(]},
+          "policies": ["plain"], "run": {"duration": "300ms"}})");
+    };
+    CHECK(simulate(periodic(false)).m == simulate(periodic(true)).m);
+}
