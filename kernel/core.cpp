@@ -187,10 +187,10 @@ void Scheduler::sched_ttwu_pending(int cpu) {
     std::vector<Task*> list;
     list.swap(rq.wake_list);
     rq.ttwu_pending = false;
-    const bool outer_in_task = wake_in_task_;
-    wake_in_task_ = false;  // the IPI handler activates them
-    for (Task* p : list) ttwu_do_activate(cpu, *p, WF_TTWU);
-    wake_in_task_ = outer_in_task;
+    {
+        const InTaskScope ipi(wake_in_task_, false);  // the IPI handler activates them
+        for (Task* p : list) ttwu_do_activate(cpu, *p, WF_TTWU);
+    }
     list.clear();
     if (rq.wake_list.empty()) rq.wake_list.swap(list);  // keep the capacity: no allocation next time
     update_idle_state(cpu);
@@ -235,15 +235,8 @@ WokenVia Scheduler::ttwu_queue(Task& p, int cpu, uint32_t flags, Task* waker, in
 
 bool Scheduler::try_to_wake_up(Task& p, uint32_t flags, Task* waker, int this_cpu) {
     flags |= WF_TTWU;
-    // in_task(): a task's own wakeup call; an interrupt or timer has no waker. Restored on the
-    // way out, as a wakeup may nest in another (through a preemption).
-    const bool outer_in_task = wake_in_task_;
-    wake_in_task_ = waker != nullptr;
-    struct Restore {
-        bool& flag;
-        bool value;
-        ~Restore() { flag = value; }
-    } restore{wake_in_task_, outer_in_task};
+    // in_task(): a task's own wakeup call; an interrupt or timer has no waker.
+    const InTaskScope context(wake_in_task_, waker != nullptr);
     if (p.block_pending && (p.state == TaskState::running || p.state == TaskState::runnable)) {
         // Set to sleep but not yet through schedule() (still running, or preempted on the way):
         // ttwu_runnable() just marks it running again.

@@ -438,6 +438,19 @@ private:
     SelectResultEv sel_;    // the summary of the select_task_rq call in progress
     TtwuWork ttwu_work_;    // the work of the try_to_wake_up in progress
     bool wake_in_task_ = false;  // the wakeup in progress runs in task context (in_task()), not an IPI or timer
+    // Sets wake_in_task_ for one wakeup path and restores the outer value on the way out: a wakeup
+    // may nest in another (through a preemption).
+    class InTaskScope {
+    public:
+        InTaskScope(bool& flag, bool in_task) : flag_(flag), outer_(flag) { flag = in_task; }
+        ~InTaskScope() { flag_ = outer_; }
+        InTaskScope(const InTaskScope&) = delete;
+        InTaskScope& operator=(const InTaskScope&) = delete;
+
+    private:
+        bool& flag_;
+        bool outer_;
+    };
 
     // struct task_group with its per-CPU entity and runqueue (se[cpu], cfs_rq[cpu]).
     struct GroupCpu {

@@ -4,7 +4,6 @@
 // sends LOOKUP (negative) and CREATE (fuse_atomic_open), one WRITE per write() call
 // (fuse_perform_write without the writeback cache), FLUSH on close (fuse_flush) and RELEASE in
 // the background (fuse_release -> fuse_file_put, sync false). docs/fuse.md, "Archive extraction".
-#include <algorithm>
 #include <string>
 
 #include "workloads/kind.h"
