@@ -409,7 +409,7 @@ int Scheduler::sched_balance_find_src_rq(const LbEnv& env, int group) const {
             }
             case MigrationType::util: {
                 if (nr <= 1) continue;
-                const double util = cpu_util(c);
+                const double util = cpu_util_cfs_boost(c);
                 if (busiest < 0 || busiest_util < util) {
                     busiest_util = util;
                     busiest = c;

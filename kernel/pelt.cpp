@@ -80,8 +80,13 @@ Pelt Scheduler::cpu_pelt_now(int cpu) const {
     return s;
 }
 
+// cpu_util_cfs() = cpu_util(cpu, NULL, -1, 0): util_avg raised, with UTIL_EST, to the runnable
+// tasks' util_est (a task just woken counts in full at once); capped at the CPU's capacity. The
+// load balancer's group statistics, SIS_UTIL's scan depth and cpu_overutilized() read it.
 double Scheduler::cpu_util(int cpu) const {
-    return std::min<double>(cpu_pelt_now(cpu).util_avg, capacity_of(cpu));
+    double u = cpu_pelt_now(cpu).util_avg;
+    if (cfg_.features.on(Feat::UTIL_EST)) u = std::max(u, rq_of(cpu).util_est);
+    return std::min<double>(u, capacity_of(cpu));
 }
 
 // cpu_util_cfs_boost() = cpu_util(cpu, NULL, -1, 1), schedutil's input (sugov_get_util()):

@@ -140,7 +140,7 @@ public:
     bool usable(int cpu) const { return idle_mask_.test(cpu) || sched_idle_mask_.test(cpu); }
     const CpuSet& idle_mask() const { return idle_mask_; }
     const CpuSet& sched_idle_mask() const { return sched_idle_mask_; }
-    double cpu_util(int cpu) const;         // PELT util_avg of the CPU, 0..capacity
+    double cpu_util(int cpu) const;         // cpu_util_cfs(): max(util_avg, util_est), 0..capacity
     double cpu_util_cfs_boost(int cpu) const;  // schedutil's input: max(util_avg, runnable_avg, util_est)
     double cpu_load(int cpu) const;         // PELT load_avg of the CPU
     double task_util(const Task& t) const;  // max(util_avg, util_est)

@@ -334,6 +334,40 @@ TEST_CASE("T6: with nr_idle_scan at 0 select_idle_cpu does not scan and a sync w
     CHECK(n.result_cpu() != 7);
 }
 
+namespace {
+
+// As T6 with three hogs (CPUs 1-3) and A pinned to CPU4: A computes 300 ms (util_avg and util_est
+// near 1024), sleeps 40 ms (util_avg decays to about 440) and runs again from 340 ms. W (CPU0)
+// wakes P at 350 ms, when A's CPU has util_avg about 550 but util_est about 1000.
+json util_est_scan(const std::string& features) {
+    std::string hogs;
+    for (int c = 1; c <= 3; ++c) hogs += "," + hog("h" + std::to_string(c), c);
+    return doc(R"({"machine": )" + flat(8) + R"(, "features": )" + features + R"(,
+      "workload": {"kind": "program",
+        "channels": {"ch": {"wake": {"flags": )" + kSync + R"(}}},
+        "tasks": [
+          {"name": "W", "cpus": "0", "program": [{"run": "350ms"}, {"post": "ch"}, {"run": "1ms"}]},
+          {"name": "P", "program": [{"wait": "ch"}, {"run": "10us"}]})" + hogs + R"(,
+          {"name": "A", "cpus": "4", "program": [{"run": "300ms"}, {"sleep": "40ms"}, {"run": "200ms"}]}]},
+      "policies": ["plain"], "run": {"duration": "355ms"}})");
+}
+
+}  // namespace
+
+TEST_CASE("SIS_UTIL reads cpu_util_cfs(): a task back from a short sleep counts with its util_est, so the scan is shallower",
+          "[wake_path][row23][util_est]") {
+    // Average LLC utilisation (4 x 1024 + max(550, 1000)) / 8 = 637: 3 CPUs to scan. From util_avg
+    // alone, (4 x 1024 + 550) / 8 = 580: 4 CPUs, as with UTIL_EST off.
+    const Outcome r = simulate(util_est_scan("{}"), "", 2);
+    REQUIRE(r.wakee() == "P");
+    REQUIRE(r.idle_scan());
+    CHECK(r.idle_scan()->nr_idle_scan == 3);
+    const Outcome off = simulate(util_est_scan(R"({"UTIL_EST": false})"), "", 2);
+    REQUIRE(off.wakee() == "P");
+    REQUIRE(off.idle_scan());
+    CHECK(off.idle_scan()->nr_idle_scan == 4);
+}
+
 TEST_CASE("Row 23: an LLC whose scan depth starts at zero does not scan before the first periodic balance",
           "[wake_path][row23]") {
     json d = pingpong_stacked(kNoFlags, 20, R"(["plain"])");
