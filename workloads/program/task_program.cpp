@@ -92,10 +92,25 @@ void ProgramDriver::setup(CpuExec& s, Time at, int parent_cpu, uint64_t seed) {
                 break;
             }
     }
+    // Fork times: one after another from the parent CPU, a seeded 1-5 us apart.
     RngStream rng(seed, "workload.fork");
+    std::vector<Time> fork_at(ctx_.size(), at);
     Time t = at;
     for (size_t i = 0; i < ctx_.size(); ++i) {
-        const Ctx& c = ctx_[i];
+        if (defs_[i].deferred) continue;
+        fork_at[i] = t;
+        t += 1000 + static_cast<Time>(rng.below(4000));
+    }
+    for (size_t i = 0; i < ctx_.size(); ++i) {
+        Ctx& c = ctx_[i];
+        if (defs_[i].launcher) {
+            // The parent is busy creating the others until the last fork (a clone's work).
+            if (i != 0 || c.code.empty() || c.code[0].kind != Op::run)
+                throw std::logic_error("the launcher must be the first task and start with a run step");
+            std::vector<Op> ops(c.code.begin(), c.code.end());
+            ops[0].ns = *std::max_element(fork_at.begin(), fork_at.end()) - at + 1000;
+            c.code = Code(std::move(ops));
+        }
         if (defs_[i].deferred) {
             const Op& first = c.code.front();
             if (first.kind != Op::fuse_worker || !fuse_[static_cast<size_t>(first.a)])
@@ -103,8 +118,7 @@ void ProgramDriver::setup(CpuExec& s, Time at, int parent_cpu, uint64_t seed) {
             fuse_[static_cast<size_t>(first.a)]->add_spare_worker(c.task_id);
             continue;
         }
-        s.start_task(c.task_id, t, parent_cpu);
-        t += 1000 + static_cast<Time>(rng.below(4000));
+        s.start_task(c.task_id, fork_at[i], parent_cpu);
     }
 }
 
@@ -338,23 +352,35 @@ Action ProgramDriver::next_action(Task& t) {
                 ++c.pc;
                 break;
             case Op::barrier: {
+                // A barrier's last arrival releases the others. A releasing task (the benchmark's
+                // main thread writing the start pipe) releases them itself: when a worker comes
+                // last, it wakes only the releaser.
                 Barrier& b = barriers_[static_cast<size_t>(op.a)];
+                const int self = static_cast<int>(&c - ctx_.data());
                 if (c.phase == 0) {
                     if (++b.arrived == b.size) {
-                        b.arrived = 0;
-                        for (int w : b.waiting) {
-                            ctx_[static_cast<size_t>(w)].phase = 2;
-                            s_->wake(ctx_[static_cast<size_t>(w)].task_id, generic_site_);
+                        if (b.releaser >= 0 && op.b == 0) {
+                            Ctx& r = ctx_[static_cast<size_t>(b.releaser)];
+                            b.releaser = -1;
+                            r.phase = 2;
+                            s_->wake(r.task_id, generic_site_);
+                            c.phase = 1;
+                            b.waiting.push_back(self);
+                            return Action::Block();
                         }
-                        b.waiting.clear();
+                        release(b);
                         ++c.pc;
                         break;
                     }
                     c.phase = 1;
-                    b.waiting.push_back(static_cast<int>(&c - ctx_.data()));
+                    if (op.b == 1)
+                        b.releaser = self;
+                    else
+                        b.waiting.push_back(self);
                     return Action::Block();
                 }
                 if (c.phase == 1) return Action::Block();
+                if (op.b == 1) release(b);  // woken by the last arrival: now the others go
                 c.phase = 0;
                 ++c.pc;
                 break;
@@ -431,6 +457,15 @@ Action ProgramDriver::next_action(Task& t) {
                                                                      c.phase);
         }
     }
+}
+
+void ProgramDriver::release(Barrier& b) {
+    b.arrived = 0;
+    for (int w : b.waiting) {
+        ctx_[static_cast<size_t>(w)].phase = 2;
+        s_->wake(ctx_[static_cast<size_t>(w)].task_id, generic_site_);
+    }
+    b.waiting.clear();
 }
 
 void ProgramDriver::on_timer(int task, uint32_t) {

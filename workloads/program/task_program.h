@@ -33,7 +33,8 @@ struct Op {
     int64_t ns = 0;    // run: work; wait: cost before blocking; sleep: duration
     int64_t ns2 = 0;   // wait: cost after the token arrives; run, fuse_request: more work per KiB drawn
     int32_t a = 0;     // channel, task, barrier index; loop count (0 = forever)
-    int32_t b = 0;     // loop_end: index of its loop_begin; loop_begin: > a, the count is drawn in [a, b]
+    int32_t b = 0;     // loop_end: index of its loop_begin; loop_begin: > a, the count is drawn in [a, b];
+                       // barrier: 1 for the task that releases the others once all have arrived
     uint32_t bytes = 0;  // count_op: payload bytes
     uint8_t sub = 0;     // fuse_aio: the FuseOp of its requests; count_op: 1 counts the bytes drawn since the last op
 };
@@ -99,6 +100,9 @@ struct ProgramTask {
     Code code;  // shared between the instances of one task
     bool background = false;  // hogs and noise: the run ends when the other tasks have exited
     bool deferred = false;    // created, started later by its FUSE connection (a libfuse pool worker)
+    // The benchmark's main thread, forked first: it computes on the parent CPU while the driver
+    // forks the other tasks (its first step, a run, lasts until the last fork), then goes on.
+    bool launcher = false;
 };
 
 class ProgramDriver final : public TaskDriver {
@@ -164,7 +168,9 @@ private:
     struct Barrier {
         int size = 0, arrived = 0;
         std::vector<int> waiting;
+        int releaser = -1;  // a releasing task (Op b = 1) waiting for the others to arrive
     };
+    void release(Barrier& b);
     struct TimerState {
         Time next = 0;
         bool started = false;
