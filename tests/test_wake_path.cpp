@@ -289,19 +289,26 @@ TEST_CASE("T5: reciprocal_sync ignores wakeups without WF_SYNC", "[wake_path][T5
 
 namespace {
 
-// T6: an 8-CPU LLC where CPUs 1-6 run pinned hogs and W (pinned to CPU0) computes for 200 ms
-// before it wakes P, whose prev is CPU1. By then periodic balance has refreshed nr_idle_scan from
-// an average LLC utilisation of 7/8, so the scan depth is 0. CPU7 is idle all along.
-json sis_util_cutoff(const std::string& flags, const std::string& features = "{}") {
+// An 8-CPU LLC where CPUs 1..last_hog run pinned hogs and W (pinned to CPU0) computes for
+// `w_run` before it wakes P (plus `more` tasks).
+json waker_after_hogs(const std::string& flags, const std::string& features, int last_hog, const std::string& w_run,
+                      const std::string& more, const std::string& duration) {
     std::string hogs;
-    for (int c = 1; c <= 6; ++c) hogs += "," + hog("h" + std::to_string(c), c);
+    for (int c = 1; c <= last_hog; ++c) hogs += "," + hog("h" + std::to_string(c), c);
     return doc(R"({"machine": )" + flat(8) + R"(, "features": )" + features + R"(,
       "workload": {"kind": "program",
         "channels": {"ch": {"wake": {"flags": )" + flags + R"(}}},
         "tasks": [
-          {"name": "W", "cpus": "0", "program": [{"run": "200ms"}, {"post": "ch"}, {"run": "1ms"}]},
-          {"name": "P", "program": [{"wait": "ch"}, {"run": "10us"}]})" + hogs + R"(]},
-      "policies": ["plain"], "run": {"duration": "210ms"}})");
+          {"name": "W", "cpus": "0", "program": [{"run": ")" + w_run + R"("}, {"post": "ch"}, {"run": "1ms"}]},
+          {"name": "P", "program": [{"wait": "ch"}, {"run": "10us"}]})" + hogs + more + R"(]},
+      "policies": ["plain"], "run": {"duration": ")" + duration + R"("}})");
+}
+
+// T6: CPUs 1-6 run hogs and W wakes P, whose prev is CPU1, after 200 ms. By then periodic
+// balance has refreshed nr_idle_scan from an average LLC utilisation of 7/8, so the scan depth
+// is 0. CPU7 is idle all along.
+json sis_util_cutoff(const std::string& flags, const std::string& features = "{}") {
+    return waker_after_hogs(flags, features, 6, "200ms", "", "210ms");
 }
 
 }  // namespace
@@ -340,16 +347,9 @@ namespace {
 // near 1024), sleeps 40 ms (util_avg decays to about 440) and runs again from 340 ms. W (CPU0)
 // wakes P at 350 ms, when A's CPU has util_avg about 550 but util_est about 1000.
 json util_est_scan(const std::string& features) {
-    std::string hogs;
-    for (int c = 1; c <= 3; ++c) hogs += "," + hog("h" + std::to_string(c), c);
-    return doc(R"({"machine": )" + flat(8) + R"(, "features": )" + features + R"(,
-      "workload": {"kind": "program",
-        "channels": {"ch": {"wake": {"flags": )" + kSync + R"(}}},
-        "tasks": [
-          {"name": "W", "cpus": "0", "program": [{"run": "350ms"}, {"post": "ch"}, {"run": "1ms"}]},
-          {"name": "P", "program": [{"wait": "ch"}, {"run": "10us"}]})" + hogs + R"(,
-          {"name": "A", "cpus": "4", "program": [{"run": "300ms"}, {"sleep": "40ms"}, {"run": "200ms"}]}]},
-      "policies": ["plain"], "run": {"duration": "355ms"}})");
+    return waker_after_hogs(kSync, features, 3, "350ms",
+                            R"(, {"name": "A", "cpus": "4", "program": [{"run": "300ms"}, {"sleep": "40ms"}, {"run": "200ms"}]})",
+                            "355ms");
 }
 
 }  // namespace
