@@ -102,10 +102,10 @@ WorkloadBuild build_messaging(const MessagingSpec& s, const MachineProfile& prof
     };
     b.barriers.push_back(static_cast<int>(s.groups * s.fds * 2) + 1);
     {
-        // perf's main thread: it creates the workers on the parent CPU, so the fork balancer finds
-        // that CPU busy and places them elsewhere (on 2 vCPUs, 33 of 40 on the other one, as a
-        // sched_wakeup_new trace of Linux 6.18 shows); once all are ready it writes the start pipe
-        // (here: releases the start barrier once every worker has arrived) and waits for them. Pinned to the parent CPU.
+        // perf's main thread, pinned to the parent CPU: it creates the workers there, so the fork
+        // balancer finds that CPU busy and places them elsewhere (on 2 vCPUs, 33 of 40 on the
+        // other one, as a sched_wakeup_new trace of Linux 6.18 shows); once all are ready it
+        // writes the start pipe (here: releases the start barrier) and waits for them.
         ProgramTask t;
         t.spec.comm = "messaging-main";
         t.spec.allowed = CpuSet::single(s.cpus.empty() ? 0 : s.cpus.first());
