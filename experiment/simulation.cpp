@@ -89,7 +89,7 @@ RunResult run_simulation(const RunSpec& spec) {
         engine.stop();
     });
     if (spec.warmup_ops == 0 && spec.warmup_time == 0) begin_window();
-    driver.setup(cpus, 0, spec.workload.parent_cpu, spec.seed);
+    driver.setup(cpus, 0, spec.workload.parent_cpu, spec.seed, spec.workload.fork_gap_min_ns, spec.workload.fork_gap_max_ns);
 
     const Time limit = spec.max_time > 0 ? spec.max_time : kTimeNever;
     if (!warm && spec.warmup_time > 0) {

@@ -23,6 +23,8 @@ struct WorkloadBuild {
     std::vector<int> barriers;
     std::vector<TimerDef> timers;
     int parent_cpu = 0;       // CPU the tasks are forked from
+    // The parent's time from one fork to the next, drawn uniformly in [min, max).
+    int64_t fork_gap_min_ns = 1000, fork_gap_max_ns = 5000;
     uint64_t total_ops = 0;   // ops the workload performs in full (0: runs until stopped)
     std::string op_name = "op";
     ParamValues params;       // the kind's parameters as read (reports name the perf command)

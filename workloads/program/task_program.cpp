@@ -57,7 +57,7 @@ ProgramDriver::ProgramDriver(std::vector<ProgramTask> tasks, std::vector<Channel
     }
 }
 
-void ProgramDriver::setup(CpuExec& s, Time at, int parent_cpu, uint64_t seed) {
+void ProgramDriver::setup(CpuExec& s, Time at, int parent_cpu, uint64_t seed, int64_t gap_min, int64_t gap_max) {
     s_ = &s;
     start_ = at;
     for (auto& f : fuse_)
@@ -92,14 +92,15 @@ void ProgramDriver::setup(CpuExec& s, Time at, int parent_cpu, uint64_t seed) {
                 break;
             }
     }
-    // Fork times: one after another from the parent CPU, a seeded 1-5 us apart.
+    // Fork times: one after another from the parent CPU, a seeded gap apart.
+    if (gap_min < 0 || gap_max <= gap_min) throw std::logic_error("fork gap range is empty");
     RngStream rng(seed, "workload.fork");
     std::vector<Time> fork_at(ctx_.size(), at);
     Time t = at;
     for (size_t i = 0; i < ctx_.size(); ++i) {
         if (defs_[i].deferred) continue;
         fork_at[i] = t;
-        t += 1000 + static_cast<Time>(rng.below(4000));
+        t += gap_min + static_cast<Time>(rng.below(static_cast<uint64_t>(gap_max - gap_min)));
     }
     for (size_t i = 0; i < ctx_.size(); ++i) {
         Ctx& c = ctx_[i];

@@ -110,8 +110,8 @@ public:
     ProgramDriver(std::vector<ProgramTask> tasks, std::vector<Channel> channels, std::vector<int> barrier_sizes,
                   RunControl& ctl, std::vector<TimerDef> timers = {});
     // Creates the tasks and starts them from `at`, forked from `parent_cpu` one after another
-    // (a seeded 1-5 us apart, as a launcher forks them).
-    void setup(CpuExec& s, Time at, int parent_cpu, uint64_t seed);
+    // (a seeded gap in [gap_min, gap_max) apart, as a launcher forks them).
+    void setup(CpuExec& s, Time at, int parent_cpu, uint64_t seed, int64_t gap_min = 1000, int64_t gap_max = 5000);
     Action next_action(Task& t) override;
     void on_timer(int task, uint32_t cookie) override;
     // Every foreground task has exited (background hogs and noise never do).
