@@ -27,7 +27,8 @@ public:
         ctl.set_clock(&engine);
         cpus_.set_driver(&driver);
         ctl.set_finish([this] { engine.stop(); });
-        driver.setup(cpus_, 0, spec_.workload.parent_cpu, spec_.seed);
+        driver.setup(cpus_, 0, spec_.workload.parent_cpu, spec_.seed, spec_.workload.fork_gap_min_ns,
+                     spec_.workload.fork_gap_max_ns);
     }
     // Runs until every requester has exited (limit 0) or until `limit`; checks the invariants.
     void run(Time limit = 0) {

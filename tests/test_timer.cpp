@@ -54,7 +54,8 @@ struct ProgramSim {
         ctl.set_clock(&engine);
         cpus_.set_driver(&rec);
         ctl.set_finish([this] { engine.stop(); });
-        driver.setup(cpus_, 0, spec.workload.parent_cpu, spec.seed);
+        driver.setup(cpus_, 0, spec.workload.parent_cpu, spec.seed, spec.workload.fork_gap_min_ns,
+                     spec.workload.fork_gap_max_ns);
         engine.run_until(kTimeNever);
         sched.check_invariants();
     }

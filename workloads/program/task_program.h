@@ -110,8 +110,8 @@ public:
     ProgramDriver(std::vector<ProgramTask> tasks, std::vector<Channel> channels, std::vector<int> barrier_sizes,
                   RunControl& ctl, std::vector<TimerDef> timers = {});
     // Creates the tasks and starts them from `at`, forked from `parent_cpu` one after another
-    // (a seeded gap in [gap_min, gap_max) apart, as a launcher forks them).
-    void setup(CpuExec& s, Time at, int parent_cpu, uint64_t seed, int64_t gap_min = 1000, int64_t gap_max = 5000);
+    // (a seeded gap in [gap_min, gap_max) apart, as a launcher forks them: WorkloadBuild's fork gap).
+    void setup(CpuExec& s, Time at, int parent_cpu, uint64_t seed, int64_t gap_min, int64_t gap_max);
     Action next_action(Task& t) override;
     void on_timer(int task, uint32_t cookie) override;
     // Every foreground task has exited (background hogs and noise never do).
