@@ -66,7 +66,7 @@ const std::vector<Numeric>& numeric_params() {
         MachineProfile p;
         const auto lines = p.describe();
         for (const auto& info : MachineProfile::params()) {
-            if (std::string(info.unit) == "bool") continue;
+            if (std::string(info.unit) == "bool" || std::string(info.unit) == "mask") continue;  // not continuous
             for (const auto& l : lines)
                 if (l.name == info.name) out.push_back({l.key, l.name, info.unit});
         }

@@ -37,6 +37,7 @@ const std::vector<Field>& fields() {
         {{"newidle_balance_ns", "ns", "newidle balance cost per CPU of a domain level's span"}, &P::newidle_balance_ns, nullptr},
         {{"tick_hz", "Hz", "CONFIG_HZ"}, &P::tick_hz, nullptr},
         {{"preempt_lazy", "bool", "wakeup preemption waits for the next tick (preempt=lazy)"}, nullptr, &P::preempt_lazy},
+        {{"vcpu_pack", "mask", "the guest kernel's out-of-tree boot parameter sched_vcpu_pack (Firecracker guest kernels): a wakee goes to a busy vCPU with room instead of waking an idle one. Bits: 1 a wakeup from an idle vCPU's interrupt stays there; 2 a WF_SYNC wakeup packs onto the waker's vCPU; 4 any wakeup packs onto its busy prev, the waker's vCPU or the first busy vCPU with room; 8 a fork packs onto the parent's vCPU. Room: fair tasks only, at most one runnable, no wakeup pending, and the vCPU's util with the wakee's under 70% of capacity. 0: mainline"}, &P::vcpu_pack, nullptr},
         {{"cost_jitter_pct", "%", "each kernel-path cost varies uniformly by +- this percent (seeded: caches, interrupts)"}, &P::cost_jitter_pct, nullptr},
         {{"line_smt_ns", "ns", "one-way cache-line transfer between SMT siblings (core-to-core latency); 0: as line_cluster/line_llc"}, &P::line_smt_ns, nullptr},
         {{"line_cluster_ns", "ns", "one-way cache-line transfer within a cluster; 0: as line_llc"}, &P::line_cluster_ns, nullptr},
@@ -301,6 +302,8 @@ std::string read_param(MachineProfile& p, const std::string& key, const JsonNode
             p.*(f.i) = v.as_int(0, 100000);
         else if (unit == "lines")
             p.*(f.i) = v.as_int(0, 64);
+        else if (unit == "mask")
+            p.*(f.i) = v.as_int(0, 15);
         else if (f.i == &MachineProfile::sampling_ns)
             // The sampler rearms itself one period on: a zero period would never let time pass.
             p.*(f.i) = v.as_duration_ns(MachineProfile::kMinSamplingNs, 10LL * 1000000000LL);

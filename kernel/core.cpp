@@ -346,7 +346,13 @@ RqClamp Scheduler::uclamp_rq(int cpu) const {
 // wake_up_new_task(): slow-path placement; __set_task_cpu is not a migration.
 void Scheduler::wake_up_new_task(int task, int parent) {
     Task& t = tasks_[static_cast<size_t>(task)];
-    int c = t.nr_cpus_allowed > 1 ? sched_balance_find_dst_cpu(t, parent, parent, WF_FORK) : t.allowed.first();
+    int c;
+    if (t.nr_cpus_allowed == 1)
+        c = t.allowed.first();
+    else if ((prof_.vcpu_pack & 8) && vcpu_pack_room(t, parent))
+        c = parent;  // sched_vcpu_pack: the child stays on its parent's vCPU while it has room
+    else
+        c = sched_balance_find_dst_cpu(t, parent, parent, WF_FORK);
     if (!t.allowed.test(c)) c = t.allowed.first();
     t.cpu = t.wake_cpu = c;
     t.recent_used_cpu = parent;

@@ -389,6 +389,41 @@ int Scheduler::select_idle_sibling(Task& p, const Task* waker, int this_cpu, int
     return outcome(SelectOutcome::sis_fallback, target, SisFallback::target);
 }
 
+// The sched_vcpu_pack patch of the development VM's guest kernel (Firecracker builds, not in
+// mainline; its placement read from the running 6.18.44 kernel, docs/validation.md): waking an
+// idle vCPU costs a VM exit and a halted-vCPU wakeup, so a wakee is packed onto a busy vCPU that
+// has room. Room: p may run there, the vCPU runs fair tasks only (the model has no other class),
+// at most one of them runnable (p itself, if already queued there, aside), no wakeup pending, and
+// cpu_util_cfs() plus p's util_est (unless p is already there) under 70% of its capacity.
+bool Scheduler::vcpu_pack_room(const Task& p, int cpu) const {
+    if (!p.allowed.test(cpu)) return false;
+    const Rq& rq = rq_of(cpu);
+    if (rq.ttwu_pending) return false;
+    const int self = p.on_rq && p.cpu == cpu ? 1 : 0;
+    if (rq.nr_running - rq.nr_delayed > 1 + self) return false;
+    double util = cpu_util(cpu);
+    if (cpu != p.cpu) util += task_util(p);
+    return util * 100 < static_cast<double>(capacity_of(cpu)) * 70;
+}
+
+// The patch's step at the top of select_task_rq_fair(), before record_wakee(), by the bits of the
+// boot parameter: 1 an interrupt's wakeup on an idle vCPU stays there; 2 a WF_SYNC wakeup packs
+// onto the waker's vCPU; 4 onto the busy prev, else the waker's vCPU, else the first busy vCPU
+// with room. Bit 8 (fork) is in wake_up_new_task().
+int Scheduler::vcpu_pack_select(const Task& p, const Task* waker, int this_cpu, int prev, bool sync) const {
+    const int64_t bits = prof_.vcpu_pack;
+    const Rq& here = rq_of(this_cpu);
+    if ((bits & 1) && !waker && !here.curr && here.nr_running == 0 && p.allowed.test(this_cpu)) return this_cpu;
+    if ((bits & 2) && sync && vcpu_pack_room(p, this_cpu)) return this_cpu;
+    if (bits & 4) {
+        if (!available_idle_cpu(prev) && vcpu_pack_room(p, prev)) return prev;
+        if (vcpu_pack_room(p, this_cpu)) return this_cpu;
+        for (int c = p.allowed.first(); c >= 0; c = p.allowed.next(c + 1))
+            if (!available_idle_cpu(c) && vcpu_pack_room(p, c)) return c;
+    }
+    return -1;
+}
+
 int Scheduler::select_task_rq_fair(Task& p, int prev, uint32_t wake_flags, const Task* waker, int this_cpu) {
     const bool sync = (wake_flags & WF_SYNC) != 0;
     const uint32_t sd_flag = wake_flags & 0xF;
@@ -399,6 +434,13 @@ int Scheduler::select_task_rq_fair(Task& p, int prev, uint32_t wake_flags, const
         obs_->select_fair({p.id, p.comm, prev, waker ? waker->id : -1, waker ? waker->comm : std::string(), this_cpu,
                            wake_flags});
     if (wake_flags & WF_TTWU) {
+        if (prof_.vcpu_pack != 0) {
+            const int c = vcpu_pack_select(p, waker, this_cpu, prev, sync);
+            if (c >= 0) {
+                select_outcome(SelectOutcome::vcpu_pack, c);
+                return c;
+            }
+        }
         if (waker) record_wakee(const_cast<Task&>(*waker), p);
         for (const auto& rule : policy_.rules) {
             const int c = rule->early(ctx);

@@ -32,6 +32,7 @@ enum class SelectOutcome : uint8_t {
     sis_fallback,     // step 6 (no LLC) or 9 (prev_aff, recent, or target)
     slow_path,        // sched_balance_find_dst_cpu
     eas,              // find_energy_efficient_cpu (EAS on, root domain not overutilized)
+    vcpu_pack,        // the guest kernel's sched_vcpu_pack step, before everything else
     kCount
 };
 

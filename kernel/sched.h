@@ -167,6 +167,9 @@ public:
     void set_has_idle_cores(int cpu, bool v);
 
     // ----- fair.c: the wake path, building blocks a policy can call -----
+    // vcpu_pack_room() of the out-of-tree sched_vcpu_pack patch (machine parameter vcpu_pack):
+    // `cpu` can take p without another vCPU being woken.
+    bool vcpu_pack_room(const Task& p, int cpu) const;
     void record_wakee(Task& waker, const Task& p);
     bool wake_wide(const Task& p, const Task* waker, int this_cpu) const;
     // wake_affine_idle(): this_cpu or prev, or -1 for no decision; `why` gets the branch.
@@ -210,6 +213,8 @@ public:
     const Hardware& hardware() const { return hw_; }
 
 private:
+    // select_task_rq_fair()'s packing step of the sched_vcpu_pack patch: a CPU, or -1 for mainline.
+    int vcpu_pack_select(const Task& p, const Task* waker, int this_cpu, int prev, bool sync) const;
     Pelt cpu_pelt_now(int cpu) const;
     void pelt_update_rq(Pelt& s, int cpu) const;
     struct DomainState {

@@ -157,6 +157,10 @@ constexpr MetricDef kRows[] = {
     {Metric::select_eas, "select.eas", "count", K::counter, T::integer, B::neither, G::select, kRunOnly,
      &select_count<SelectOutcome::eas>,
      "`find_energy_efficient_cpu()` decided (EAS on and the root domain not overutilized)"},
+    {Metric::select_vcpu_pack, "select.vcpu_pack", "count", K::counter, T::integer, B::neither, G::select, kRunOnly,
+     &select_count<SelectOutcome::vcpu_pack>,
+     "the guest kernel's out-of-tree `sched_vcpu_pack` step packed the wakee onto a busy vCPU with room (machine "
+     "parameter `vcpu_pack`)"},
 
     // ---- migrations
     {Metric::migrations, "migrations", "count", K::counter, T::integer, B::lower, G::migrations,

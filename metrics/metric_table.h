@@ -28,7 +28,7 @@ enum class Metric : uint16_t {
     // where select_task_rq decided
     select_pinned, select_policy_early, select_current_cpu, select_policy_affine, select_sis_target,
     select_sis_prev, select_sis_kthread, select_sis_recent, select_sis_capacity, select_sis_smt, select_sis_scan,
-    select_sis_fallback, select_slow_path, select_eas,
+    select_sis_fallback, select_slow_path, select_eas, select_vcpu_pack,
     // migrations
     migrations, migrations_wakeup, migrations_balance, migrations_newidle, migrations_active, migrations_smt,
     migrations_cluster, migrations_llc, migrations_cross_llc, migrations_cross_numa, migrations_per_wakeup,

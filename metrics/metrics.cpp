@@ -74,6 +74,7 @@ const char* to_string(SelectOutcome o) {
         case SelectOutcome::sis_fallback: return "sis_fallback";
         case SelectOutcome::slow_path: return "slow_path";
         case SelectOutcome::eas: return "eas";
+        case SelectOutcome::vcpu_pack: return "vcpu_pack";
         case SelectOutcome::kCount: break;
     }
     return "?";
