@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <variant>
@@ -145,6 +146,20 @@ inline Outcome simulate(const json& d, const std::string& policy = "", uint64_t 
     }
     const RunResult r = run_simulation(spec);
     return Outcome{r.metrics, r.completed, ex.events()};
+}
+
+// simulate() with an ftrace-style trace, returned as text; the run must complete.
+inline std::string traced_run(const json& d) {
+    char* buf = nullptr;
+    size_t len = 0;
+    std::FILE* f = open_memstream(&buf, &len);
+    REQUIRE(f);
+    const Outcome r = simulate(d, "", 0, f);
+    std::fclose(f);
+    std::string text(buf, len);
+    std::free(buf);
+    REQUIRE(r.completed);
+    return text;
 }
 
 

@@ -4,8 +4,6 @@
 // has to be woken. Read from the running kernel and seen in its traces (docs/validation.md).
 #include <catch2/catch.hpp>
 
-#include <cstdio>
-#include <cstdlib>
 #include <sstream>
 #include <string>
 
@@ -33,6 +31,13 @@ json pair(int bits, const std::string& flags, const std::string& a_work, int loo
 }
 
 const std::string kPlain = "[]";
+
+// Placement as mainline's on this idle pair: nothing packed, every wakeup to the other vCPU.
+void check_unpacked(const Outcome& r) {
+    REQUIRE(r.completed);
+    CHECK(r.n(Metric::select_vcpu_pack) == 0);
+    CHECK(r.n(Metric::wakeups_remote) == r.n(Metric::wakeups));
+}
 const std::string kSync = R"(["WF_SYNC"])";
 
 }  // namespace
@@ -41,10 +46,8 @@ TEST_CASE("sched_vcpu_pack: a light wakee whose prev vCPU is idle is packed onto
           "[vcpu_pack][wake_path]") {
     // Mainline (T1): every plain wakeup goes back to the idle prev, remote, and nothing migrates.
     const Outcome mainline = simulate(pair(0, kPlain, "5us", 300, 20));
-    REQUIRE(mainline.completed);
+    check_unpacked(mainline);
     CHECK(mainline.n(Metric::migrations) == 0);
-    CHECK(mainline.n(Metric::wakeups_remote) == mainline.n(Metric::wakeups));
-    CHECK(mainline.n(Metric::select_vcpu_pack) == 0);
     // Bit 4: B's prev is idle, A's vCPU runs A alone well under 70%: B joins A there, and the pair
     // stays stacked (the wakee is then queued on its busy prev, which still has room).
     const Outcome packed = simulate(pair(4, kPlain, "5us", 300, 20));
@@ -59,9 +62,7 @@ TEST_CASE("sched_vcpu_pack: a vCPU busy above 70% of its capacity has no room, s
     // A computes 400 us per round trip: once its vCPU's utilisation passes 70% (about 40 ms) no
     // wakee is packed there, and B, alone on the other vCPU, is woken there as mainline would.
     const Outcome heavy = simulate(pair(4, kPlain, "400us", 800, 300));
-    REQUIRE(heavy.completed);
-    CHECK(heavy.n(Metric::select_vcpu_pack) == 0);
-    CHECK(heavy.n(Metric::wakeups_remote) == heavy.n(Metric::wakeups));
+    check_unpacked(heavy);
     CHECK(heavy.util(0) > 0.7);
 }
 
@@ -111,15 +112,7 @@ TEST_CASE("sched_vcpu_pack: bit 8 keeps a forked child on its parent's vCPU whil
         const json d = doc(R"({"machine": {"preset": "kvm-2vcpu", "profile": {"vcpu_pack": )" + std::to_string(bits) + R"(}},
           "workload": {"kind": "messaging", "groups": 1, "fds": 20, "loops": 3},
           "policies": ["plain"], "run": {"seeds": [1]}})");
-        char* buf = nullptr;
-        size_t len = 0;
-        std::FILE* f = open_memstream(&buf, &len);
-        REQUIRE(f);
-        const Outcome r = simulate(d, "", 0, f);
-        std::fclose(f);
-        const std::string text(buf, len);
-        std::free(buf);
-        REQUIRE(r.completed);
+        const std::string text = traced_run(d);
         int forked = 0, on_cpu0 = 0;
         std::istringstream in(text);
         for (std::string line; std::getline(in, line);) {

@@ -15,20 +15,6 @@ using namespace wakesim::testutil;
 
 namespace {
 
-// Runs the scenario's first case, policy and seed with an ftrace-style trace, returned as text.
-std::string traced_run(const json& d) {
-    char* buf = nullptr;
-    size_t len = 0;
-    std::FILE* f = open_memstream(&buf, &len);
-    REQUIRE(f);
-    const Outcome r = simulate(d, "", 0, f);
-    std::fclose(f);
-    std::string text(buf, len);
-    std::free(buf);
-    REQUIRE(r.completed);
-    return text;
-}
-
 std::string field(const std::string& line, const std::string& key) {
     const auto at = line.find(key);
     if (at == std::string::npos) return "";
