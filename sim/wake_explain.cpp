@@ -21,7 +21,7 @@ std::string outcome_text(const SelectOutcomeEv& e) {
         case SelectOutcome::current_cpu: return "WF_CURRENT_CPU and this_cpu allowed -> " + cpu(e.cpu);
         case SelectOutcome::slow_path: return "slow path (sched_balance_find_dst_cpu) -> " + cpu(e.cpu);
         case SelectOutcome::eas: return "";  // told by the feec line
-        case SelectOutcome::vcpu_pack: return "sched_vcpu_pack: a busy vCPU with room -> " + cpu(e.cpu);
+        case SelectOutcome::vcpu_pack: return "sched_vcpu_pack: room there, no idle vCPU woken -> " + cpu(e.cpu);
         case SelectOutcome::sis_target: return "  target " + cpu(e.cpu) + " is idle -> target";
         case SelectOutcome::sis_prev: return "  prev " + cpu(e.cpu) + " is idle and shares the LLC -> prev";
         case SelectOutcome::sis_kthread: return "  waker is a per-CPU kthread alone on prev -> prev";
