@@ -1,7 +1,8 @@
 // The out-of-tree sched_vcpu_pack patch of the development VM's guest kernel (machine parameter
 // vcpu_pack): before mainline's wake path runs, a wakee goes to a busy vCPU that has room (one
 // runnable task, no wakeup pending, utilisation with the wakee's under 70%), so that no idle vCPU
-// has to be woken. Read from the running kernel and seen in its traces (docs/validation.md).
+// has to be woken. Read from the running kernel and seen in its traces (docs/validation.md,
+// "sched_vcpu_pack").
 #include <catch2/catch.hpp>
 
 #include <sstream>
@@ -31,6 +32,7 @@ json pair(int bits, const std::string& flags, const std::string& a_work, int loo
 }
 
 const std::string kPlain = "[]";
+const std::string kSync = R"(["WF_SYNC"])";
 
 // Placement as mainline's on this idle pair: nothing packed, every wakeup to the other vCPU.
 void check_unpacked(const Outcome& r) {
@@ -38,7 +40,6 @@ void check_unpacked(const Outcome& r) {
     CHECK(r.n(Metric::select_vcpu_pack) == 0);
     CHECK(r.n(Metric::wakeups_remote) == r.n(Metric::wakeups));
 }
-const std::string kSync = R"(["WF_SYNC"])";
 
 }  // namespace
 
@@ -84,9 +85,10 @@ TEST_CASE("sched_vcpu_pack: bit 2 packs a WF_SYNC wakee onto the waker's vCPU, w
     CHECK(plain_wakes.n(Metric::migrations) == 0);
 }
 
-TEST_CASE("sched_vcpu_pack: a vCPU that already has a task waiting to run has no room", "[vcpu_pack][wake_path]") {
-    // A hog pinned to CPU 0 shares it with A: two runnable tasks whenever A wakes B, so B is never
-    // packed there, whatever the utilisation; it goes back to its idle prev.
+TEST_CASE("sched_vcpu_pack: a vCPU shared with a CPU hog has no room", "[vcpu_pack][wake_path]") {
+    // A hog pinned to CPU 0 shares it with A: two runnable tasks whenever A wakes B, and the vCPU
+    // busy all the time, so B is never packed there; it goes back to its idle prev. (Either
+    // condition alone refuses it; the 70% one is tested above.)
     const json d = doc(R"({"machine": {"preset": "kvm-2vcpu", "profile": {"vcpu_pack": 15}},
       "workload": {"kind": "program",
         "channels": {"ab": {"wake": {"flags": [], "role": "request"}}, "ba": {"wake": {"flags": [], "role": "reply"}}},
