@@ -13,7 +13,7 @@ using namespace wakesim;
 
 namespace {
 
-Scenario pipe_scenario(const std::string& machine, const std::string& policy, int64_t loops) {
+Scenario pipe_scenario(const nlohmann::json& machine, const std::string& policy, int64_t loops) {
     nlohmann::json doc = {{"name", "bench-pipe"},
                           {"machine", machine},
                           {"workload", {{"kind", "pipe"}, {"loops", loops}}},
@@ -21,7 +21,7 @@ Scenario pipe_scenario(const std::string& machine, const std::string& policy, in
     return parse_scenario(doc, "bench");
 }
 
-void run_pipe(benchmark::State& state, const std::string& machine, const std::string& policy) {
+void run_pipe(benchmark::State& state, const nlohmann::json& machine, const std::string& policy) {
     const int64_t loops = state.range(0);
     Scenario sc = pipe_scenario(machine, policy, loops);
     uint64_t events = 0;
@@ -38,6 +38,16 @@ void run_pipe(benchmark::State& state, const std::string& machine, const std::st
 void BM_PipeAltraPlain(benchmark::State& s) { run_pipe(s, "altra-80", "plain"); }
 void BM_PipeAltraReciprocal(benchmark::State& s) { run_pipe(s, "altra-80", "reciprocal_sync"); }
 void BM_PipeEpycPlain(benchmark::State& s) { run_pipe(s, "epyc-zen4-2s", "plain"); }
+// The same pair on 8 CPUs with epyc-zen4-2s's costs (one CCX: 4 cores x 2 threads), so the
+// per-round-trip cost on 8 and 384 CPUs can be compared (issue: cost must not grow with the machine).
+void BM_PipeEpyc8Plain(benchmark::State& s) {
+    const nlohmann::json machine = {
+        {"topology",
+         {{"name", "epyc-8"}, {"description", "one CCX: 4 cores x 2 threads"}, {"packages", 1},
+          {"cores_per_cluster", 4}, {"threads_per_core", 2}, {"numbering", "siblings_split"}}},
+        {"profile", {{"base", "epyc-zen4-2s"}}}};
+    run_pipe(s, machine, "plain");
+}
 
 void BM_MessagingEpyc(benchmark::State& state) {
     nlohmann::json doc = {{"name", "bench-msg"},
@@ -105,6 +115,7 @@ void BM_EngineHold(benchmark::State& state) {
 BENCHMARK(BM_PipeAltraPlain)->Arg(1000000)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_PipeAltraReciprocal)->Arg(1000000)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_PipeEpycPlain)->Arg(200000)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_PipeEpyc8Plain)->Arg(200000)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_MessagingEpyc)->Arg(10)->Arg(50)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_FioDevXeon)->Arg(8)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_FioUringXeon)->Arg(8)->Unit(benchmark::kMillisecond)->Iterations(1);
