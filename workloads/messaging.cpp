@@ -28,6 +28,14 @@ const ParamTable& messaging_params() {
          .help = "allowed CPUs of every worker. The first CPU is the parent CPU, where perf's main thread runs while "
                  "it creates the workers (so the fork balancer finds it busy) and from which it starts them",
          .absent_means = "all CPUs"},
+        {.name = "sender_cpus", .type = ParamType::cpulist,
+         .help = "allowed CPUs of the senders only, as `taskset -p -c LIST` on each sender thread once the run has "
+                 "started (perf has no such option). With `receiver_cpus` apart it measures what a message costs "
+                 "across CPUs without any placement decision (docs/validation.md)",
+         .absent_means = "`cpus`"},
+        {.name = "receiver_cpus", .type = ParamType::cpulist,
+         .help = "allowed CPUs of the receivers only, as `sender_cpus` for the senders",
+         .absent_means = "`cpus`"},
         {.name = "policy", .type = ParamType::choice, .default_value = "normal", .choices = {"normal", "batch", "idle"},
          .help = "every worker's policy, as `chrt -b 0 perf bench sched messaging` (`batch`: no wakeup preemption) or "
                  "`chrt -i 0` sets it (the threads inherit it)"},
@@ -50,6 +58,7 @@ struct MessagingSpec {
     int64_t groups = 0, fds = 0, loops = 0, data_size = 0;
     int64_t footprint_kib = 0;
     CpuSet cpus;  // empty: every CPU
+    CpuSet sender_cpus, receiver_cpus;  // empty: `cpus`
     SchedPolicy policy = SchedPolicy::normal;
     int nice = 0;
     uint32_t parent_wakee_flips = 0;
@@ -66,6 +75,8 @@ MessagingSpec read_messaging(const WorkloadInput& in) {
     if (s.loops * s.fds > kMaxLoops)
         in.json.at("loops").fail("expected loops x fds (messages per receiver) at most 1000000000");
     s.cpus = read_cpus(in.json, p, "cpus", in.topo);
+    s.sender_cpus = read_cpus(in.json, p, "sender_cpus", in.topo);
+    s.receiver_cpus = read_cpus(in.json, p, "receiver_cpus", in.topo);
     s.footprint_kib = p.size_bytes("footprint") / 1024;
     s.policy = read_policy(p);
     s.nice = static_cast<int>(p.integer("nice"));
@@ -92,7 +103,8 @@ WorkloadBuild build_messaging(const MessagingSpec& s, const MachineProfile& prof
     const auto worker = [&s](const char* kind, int64_t g, int64_t i, TaskRole role) {
         ProgramTask t;
         t.spec.comm = kind + std::to_string(g) + "-" + std::to_string(i);
-        t.spec.allowed = s.cpus;
+        const CpuSet& own = role == TaskRole::requester ? s.sender_cpus : s.receiver_cpus;
+        t.spec.allowed = own.empty() ? s.cpus : own;
         t.spec.role = role;
         t.spec.policy = s.policy;
         t.spec.nice = s.nice;
