@@ -304,6 +304,8 @@ int Scheduler::add_task(const TaskSpec& spec) {
                 gc.q.se = &gc.se;
                 gc.q.group = id;
             }
+            // One pending removal per group at most on each CPU: no allocation when tasks move.
+            for (Rq& rq : rqs_) rq.removed.reserve(groups_.size());
         }
         TaskGroupState& tg = groups_[static_cast<size_t>(spec.fair_group)];
         if (tg.shares == 0) tg.shares = std::clamp<uint32_t>(spec.group_shares, 2, 1u << 18);
@@ -377,6 +379,7 @@ void Scheduler::sched_tick(int cpu) {
     update_curr(cpu);
     pelt_update_cpu(cpu);
     if (rq.curr) pelt_update_task(*rq.curr, true, true);
+    if (rq.curr && rq.curr->group >= 0) pelt_apply_removed(cpu, rq.curr->group);  // entity_tick()'s update_load_avg()
     // entity_tick() of the running task's group entity: update_cfs_group().
     if (rq.curr && rq.curr->group >= 0 && rq.curr->on_rq) update_cfs_group(cpu, cfs_of(*rq.curr, cpu));
     hw_.util_changed(cpu);

@@ -137,6 +137,7 @@ void Scheduler::enqueue(int cpu, Task& t, bool initial) {
     Rq& rq = rq_of(cpu);
     update_curr_around(cpu, t);  // enqueue_entity()
     pelt_update_cpu(cpu);
+    if (t.group >= 0) pelt_apply_removed(cpu, t.group);  // update_load_avg() of its group's runqueue
     CfsRq& cfs = cfs_of(t, cpu);
     place_entity(cfs, t, initial);
     cfs.queue.push_back(&t);
@@ -162,6 +163,7 @@ void Scheduler::dequeue(int cpu, Task& t, bool sleep) {
     Rq& rq = rq_of(cpu);
     update_curr_around(cpu, t);  // dequeue_entity()
     pelt_update_cpu(cpu);
+    if (t.group >= 0) pelt_apply_removed(cpu, t.group);
     CfsRq& cfs = cfs_of(t, cpu);
     int64_t lag = entity_lag(cfs, t);
     if (t.sched_delayed) {

@@ -586,6 +586,7 @@ bool Scheduler::update_newidle_cost(DomainState& ds, int64_t cost, int success) 
 }
 
 void Scheduler::sched_balance_domains(int cpu, bool idle) {
+    update_blocked_averages(cpu);  // sched_balance_softirq() does so before it balances
     Rq& rq = rq_of(cpu);
     const Time now = engine_.now();
     const auto& levels = sd_.of(cpu).levels;
@@ -625,9 +626,23 @@ void Scheduler::sched_balance_domains(int cpu, bool idle) {
 // nohz_balancer_kick(): a busy CPU's tick kicks the first idle CPU (an IPI) when it has waiting
 // tasks, runs a misfit task, or shares its LLC with another busy CPU; one kick at a time.
 void Scheduler::nohz_balancer_kick(int busy_cpu) {
-    if (nohz_ilb_ >= 0 || engine_.now() < nohz_next_balance_) return;
+    if (nohz_ilb_ >= 0) return;
     const CpuSet idle = idle_mask_ & topo_.all();
     if (idle.empty()) return;
+    // NOHZ_STATS_KICK: idle CPUs still holding removed contributions get their blocked averages
+    // updated every LOAD_AVG_PERIOD (32 ms), balancing due or not.
+    bool stats = false;
+    if (nr_rq_removed_ > 0 && engine_.now() > nohz_next_blocked_)
+        for (int c = idle.first(); c >= 0 && !stats; c = idle.next(c + 1)) stats = !rq_of(c).removed.empty();
+    const auto kick_ilb = [&](bool balance) {
+        nohz_ilb_ = idle.first();  // find_new_ilb()
+        nohz_kick_balance_ = balance;
+        arch_->kick_idle_cpu(nohz_ilb_, busy_cpu, IdleKick::nohz_balance, nullptr);
+    };
+    if (engine_.now() < nohz_next_balance_) {
+        if (stats) kick_ilb(false);
+        return;
+    }
     const Rq& brq = rq_of(busy_cpu);
     bool kick = brq.nr_running - brq.nr_delayed >= 2;
     if (!kick && sd_.of(busy_cpu).sd_asym_cpucapacity >= 0 && brq.curr && brq.curr->nr_cpus_allowed > 1 &&
@@ -637,9 +652,7 @@ void Scheduler::nohz_balancer_kick(int busy_cpu) {
         const CpuSet& llc = sd_.of(busy_cpu).levels[static_cast<size_t>(sd_.of(busy_cpu).sd_llc)].span;
         kick = (llc - idle_mask_).count() > 1;  // sds->nr_busy_cpus > 1
     }
-    if (!kick) return;
-    nohz_ilb_ = idle.first();  // find_new_ilb()
-    arch_->kick_idle_cpu(nohz_ilb_, busy_cpu, IdleKick::nohz_balance, nullptr);
+    if (kick || stats) kick_ilb(kick);
 }
 
 // _nohz_idle_balance(): the kicked CPU, still idle when the IPI lands, runs the periodic balance
@@ -647,10 +660,14 @@ void Scheduler::nohz_balancer_kick(int busy_cpu) {
 void Scheduler::nohz_idle_balance(int ilb) {
     nohz_ilb_ = -1;
     if (!available_idle_cpu(ilb)) return;
+    const bool balance_kick = nohz_kick_balance_;
     const CpuSet idle = idle_mask_ & topo_.all();
     Time next = engine_.now() + 60 * kNsPerSec;
+    nohz_next_blocked_ = engine_.now() + 32 * kNsPerMs;  // nohz.next_blocked: LOAD_AVG_PERIOD
     auto balance = [&](int c) {
         Rq& rq = rq_of(c);
+        update_blocked_averages(c);  // update_nohz_stats()
+        if (!balance_kick) return;
         if (engine_.now() >= rq.next_balance) sched_balance_domains(c, true);
         next = std::min(next, rq.next_balance);
         if (c != ilb && !rq.curr && rq.nr_running > 0) {
@@ -662,6 +679,7 @@ void Scheduler::nohz_idle_balance(int ilb) {
          c = idle.next_wrap(c + 1 >= topo_.nr_cpus() ? 0 : c + 1))
         balance(c);
     balance(ilb);
+    if (!balance_kick) return;
     if (!rq_of(ilb).curr && rq_of(ilb).nr_running > 0) rq_of(ilb).idle_stamp = 0;
     nohz_next_balance_ = next;
 }
@@ -687,6 +705,7 @@ bool Scheduler::sched_balance_newidle(int cpu) {
         rq.next_balance = std::min(rq.next_balance, next_balance);
         return false;
     }
+    update_blocked_averages(cpu);
     int64_t cost = 0;
     bool pulled = false, continue_balancing = true;
     for (size_t i = 0; i < levels.size(); ++i) {

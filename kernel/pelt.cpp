@@ -1,8 +1,9 @@
 // kernel/sched/pelt.c: the CPU's signal and the table (the task's update and the arithmetic are
-// inline in kernel/pelt.h); migrate_task_rq_fair()'s detach and attach of a task's signals; then
-// fair.c's readers of the signals: cpu_util(), cpu_load(), task_util_est(), task_h_load(),
-// task_fits_cpu() and util_fits_cpu(). The readers see the signal as an update at the current instant would leave it,
-// as if update_blocked_averages() kept idle CPUs' signals current.
+// inline in kernel/pelt.h); migrate_task_rq_fair()'s detach and attach of a task's signals, with
+// a grouped task's removal left pending until update_blocked_averages() or its group's next update
+// on that CPU; then fair.c's readers of the signals: cpu_util(), cpu_load(), task_util_est(),
+// task_h_load(), task_fits_cpu() and util_fits_cpu(). The readers see the signal decayed as an
+// update at the current instant would leave it (pending removals still counted).
 #include <algorithm>
 #include <cmath>
 
@@ -41,23 +42,48 @@ void Scheduler::pelt_update_rq(Pelt& s, int cpu) const {
 
 void Scheduler::pelt_update_cpu(int cpu) { pelt_update_rq(rq_of(cpu).pelt, cpu); }
 
-// detach_entity_load_avg() from `from`, attach_entity_load_avg() to `to`: both CPUs' signals are
-// current; the task's sums are realigned to the new CPU's period.
+namespace {
+
+// sub_positive() of a removed contribution, then the sums kept at least avg * PELT_MIN_DIVIDER.
+void pelt_subtract(Pelt& from, const PeltRemoved& r) {
+    from.util_avg = std::max(0.0, from.util_avg - r.util_avg);
+    from.util_sum = from.util_sum > r.util_sum ? from.util_sum - r.util_sum : 0;
+    from.util_sum = std::max(from.util_sum, static_cast<uint64_t>(from.util_avg) * pelt::kMinDivider);
+    from.runnable_avg = std::max(0.0, from.runnable_avg - r.runnable_avg);
+    from.runnable_sum = from.runnable_sum > r.runnable_sum ? from.runnable_sum - r.runnable_sum : 0;
+    from.runnable_sum = std::max(from.runnable_sum, static_cast<uint64_t>(from.runnable_avg) * pelt::kMinDivider);
+    from.load_avg = std::max(0.0, from.load_avg - r.load_avg);
+    from.load_sum = from.load_sum > r.load_sum ? from.load_sum - r.load_sum : 0;
+    from.load_sum = std::max(from.load_sum, static_cast<uint64_t>(from.load_avg) * pelt::kMinDivider);
+}
+
+}  // namespace
+
+// detach_entity_load_avg() from `from` (remove_entity_load_avg(): for a task in a group, queued
+// on the group's runqueue there, whose next update subtracts it), attach_entity_load_avg() to
+// `to`: both CPUs' signals are current; the task's sums are realigned to the new CPU's period.
 void Scheduler::pelt_migrate(Task& p, int from_cpu, int to_cpu) {
-    Pelt& from = rq_of(from_cpu).pelt;
     Pelt& to = rq_of(to_cpu).pelt;
     Pelt& se = p.pelt;
     const auto w = static_cast<uint64_t>(p.weight);
-    // sub_positive(), then the sums kept at least avg * PELT_MIN_DIVIDER.
-    from.util_avg = std::max(0.0, from.util_avg - se.util_avg);
-    from.util_sum = from.util_sum > se.util_sum ? from.util_sum - se.util_sum : 0;
-    from.util_sum = std::max(from.util_sum, static_cast<uint64_t>(from.util_avg) * pelt::kMinDivider);
-    from.runnable_avg = std::max(0.0, from.runnable_avg - se.runnable_avg);
-    from.runnable_sum = from.runnable_sum > se.runnable_sum ? from.runnable_sum - se.runnable_sum : 0;
-    from.runnable_sum = std::max(from.runnable_sum, static_cast<uint64_t>(from.runnable_avg) * pelt::kMinDivider);
-    from.load_avg = std::max(0.0, from.load_avg - se.load_avg);
-    from.load_sum = from.load_sum > w * se.load_sum ? from.load_sum - w * se.load_sum : 0;
-    from.load_sum = std::max(from.load_sum, static_cast<uint64_t>(from.load_avg) * pelt::kMinDivider);
+    const PeltRemoved r{p.group, se.util_avg, se.runnable_avg, se.load_avg, se.util_sum, se.runnable_sum, w * se.load_sum};
+    if (p.group < 0) {
+        pelt_subtract(rq_of(from_cpu).pelt, r);
+    } else {
+        auto& pending = rq_of(from_cpu).removed;
+        auto it = std::find_if(pending.begin(), pending.end(), [&](const PeltRemoved& q) { return q.group == p.group; });
+        if (it == pending.end()) {
+            if (pending.empty()) ++nr_rq_removed_;
+            pending.push_back(r);  // capacity reserved for every group at start
+        } else {
+            it->util_avg += r.util_avg;
+            it->runnable_avg += r.runnable_avg;
+            it->load_avg += r.load_avg;
+            it->util_sum += r.util_sum;
+            it->runnable_sum += r.runnable_sum;
+            it->load_sum += r.load_sum;
+        }
+    }
     const uint32_t div = pelt::divider(to);
     se.last_update = to.last_update;
     se.period_contrib = to.period_contrib;
@@ -71,6 +97,28 @@ void Scheduler::pelt_migrate(Task& p, int from_cpu, int to_cpu) {
     to.runnable_sum += se.runnable_sum;
     to.load_avg += se.load_avg;
     to.load_sum += w * se.load_sum;
+}
+
+void Scheduler::pelt_apply_removed(int cpu, int group) {
+    auto& pending = rq_of(cpu).removed;
+    if (pending.empty()) return;
+    Pelt& s = rq_of(cpu).pelt;
+    for (auto it = pending.begin(); it != pending.end();) {
+        if (group >= 0 && it->group != group) {
+            ++it;
+            continue;
+        }
+        pelt_subtract(s, *it);
+        it = pending.erase(it);
+    }
+    if (pending.empty()) --nr_rq_removed_;
+}
+
+// update_blocked_averages(): every runqueue of the CPU brought up to date, removed contributions
+// subtracted.
+void Scheduler::update_blocked_averages(int cpu) {
+    pelt_update_cpu(cpu);
+    pelt_apply_removed(cpu, -1);
 }
 
 // The CPU's signals as an update now would leave them.

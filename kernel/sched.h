@@ -266,6 +266,9 @@ private:
         int64_t avg_idle = 0;
         int64_t max_idle_balance_cost = 0;
         Pelt pelt;  // util_avg/load_avg/runnable_avg of the CPU (blocked contributions included)
+        // cfs_rq->removed of the groups' runqueues here: what grouped tasks that migrated away
+        // still contribute, until update_blocked_averages() or the group's next update here.
+        std::vector<PeltRemoved> removed;
         double util_est = 0;  // cfs_rq->avg.util_est: the util_est of the runnable tasks
         uint64_t runnable_weight = 0;  // the weight of the queued tasks that are not delayed
         Time next_balance = 0;
@@ -401,6 +404,10 @@ private:
     void pelt_update_cpu(int cpu);
     // migrate_task_rq_fair(): the task's signals leave from_cpu's and join to_cpu's.
     void pelt_migrate(Task& p, int from_cpu, int to_cpu);
+    // update_cfs_rq_load_avg() of `group`'s runqueue on `cpu` (-1: every group's, as
+    // update_blocked_averages() does): the removed contributions come off the CPU's signal.
+    void pelt_apply_removed(int cpu, int group);
+    void update_blocked_averages(int cpu);
 
     // fair.c: load balancing (sched_balance_*)
     bool task_hot(const Task& t, const LbEnv& env) const;
@@ -480,6 +487,9 @@ private:
     uint64_t cfs_seq_ = 0;           // the clock of Task::cfs_seq (cfs_tasks order)
     Time nohz_next_balance_ = 0;     // nohz.next_balance
     int nohz_ilb_ = -1;              // the CPU a NOHZ balance kick is on its way to (-1: none)
+    bool nohz_kick_balance_ = true;  // that kick balances (NOHZ_BALANCE_KICK), not only updates stats
+    Time nohz_next_blocked_ = 0;     // nohz.next_blocked
+    int nr_rq_removed_ = 0;          // runqueues holding removed contributions (nohz.has_blocked's part)
     std::vector<Task*> lb_tasks_;    // detach_tasks()' walk of cfs_tasks (reused, no allocation)
     std::vector<EmPerfDomain> pds_;  // rd->pd
     bool eas_ = false;               // sched_energy_enabled()

@@ -41,6 +41,13 @@ struct Pelt {
     uint32_t period_contrib = 0;  // 1024 ns units of the current period so far
 };
 
+// A migrated task's signals as remove_entity_load_avg() queues them on the runqueue it left.
+struct PeltRemoved {
+    int group = -1;
+    double util_avg = 0, runnable_avg = 0, load_avg = 0;
+    uint64_t util_sum = 0, runnable_sum = 0, load_sum = 0;  // load_sum weighted, as the CPU's
+};
+
 struct CfsRq;
 
 // struct sched_entity: what EEVDF orders on one runqueue. A task is one; a task group (an

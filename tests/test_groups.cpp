@@ -138,3 +138,72 @@ TEST_CASE("Task groups keep the hierarchy consistent through sleeps, wakeups, pr
         CHECK(sim.driver.all_exited());
     }
 }
+
+namespace {
+
+// T runs 20 ms on CPU 1 (a blocker keeps CPU 0 busy while it forks), sleeps 2 ms, and wakes to
+// find a hog on CPU 1: select_idle_sibling() moves it to CPU 0. Samples CPU 1's utilisation as
+// T is switched in on CPU 0 and as T finishes there, 60 ms later.
+struct LeftBehind {
+    double at_move = -1, later = -1, t_util = 0;
+};
+
+class LeftBehindProbe final : public SchedObserver {
+public:
+    explicit LeftBehindProbe(const Scheduler& s) : sched_(s) {}
+    uint32_t interests() const override { return kObsSwitch; }
+    void sched_switch(int cpu, const Task* prev, char, const Task* next) override {
+        if (cpu != 0) return;
+        if (next && next->comm == "T" && r.at_move < 0 && sched_.now() > 20'000'000) {
+            r.at_move = sched_.cpu_util(1);
+            r.t_util = next->pelt.util_avg;
+        }
+        if (prev && prev->comm == "T" && prev->state == TaskState::exited) r.later = sched_.cpu_util(1);
+    }
+    LeftBehind r;
+
+private:
+    const Scheduler& sched_;
+};
+
+LeftBehind left_behind(bool grouped, const char* hog = "100ms") {
+    const json d = doc(R"({"machine": )" + flat(2) + R"(, "groups": {"g": {"fair_group": )" + (grouped ? "true" : "false") + R"(}},
+      "workload": {"kind": "program", "tasks": [
+        {"name": "B", "cpus": "0", "program": [{"run": "3ms"}]},
+        {"name": "T", "group": "g", "program": [{"run": "20ms"}, {"sleep": "2ms"}, {"run": "60ms"}]},
+        {"name": "H", "cpus": "1", "delay": "21ms", "program": [{"run": ")" + std::string(hog) + R"("}]}]},
+      "policies": ["plain"], "run": {"duration": "120ms"}})");
+    testutil::FuseSim sim(d);
+    LeftBehindProbe probe(sim.sched);
+    sim.sched.set_observer(&probe);
+    sim.run(120'000'000);
+    return probe.r;
+}
+
+}  // namespace
+
+TEST_CASE("A task in a task group leaves its utilisation on the CPU it left until that CPU's blocked averages are updated",
+          "[pelt][groups]") {
+    // remove_entity_load_avg() queues a migrating task's signals on its runqueue there. For a
+    // task in a group that is the group's runqueue, which nothing on that CPU updates until
+    // update_blocked_averages() (the CPU's periodic or newidle balance, or the nohz idle
+    // balancer's stats pass): until then the CPU still counts it, and with the utilisation of
+    // the CPU the task now runs on, SIS_UTIL's summed utilisation counts it twice. A task of the
+    // root runqueue leaves with the root's next update, which the wakeup's enqueue makes.
+    const LeftBehind g = left_behind(true), root = left_behind(false);
+    INFO("grouped: CPU 1 at the move " << g.at_move << ", later " << g.later << "; T " << g.t_util
+                                       << "; root: " << root.at_move << ", " << root.later);
+    REQUIRE(g.at_move >= 0);
+    REQUIRE(root.at_move >= 0);
+    CHECK(g.t_util > 200);
+    CHECK(g.at_move > root.at_move + 0.8 * g.t_util);
+    // By then CPU 1's busy hog has balanced (every 32 ms) and taken T's contribution off.
+    REQUIRE(g.later >= 0);
+    CHECK(std::abs(g.later - root.later) < 20);
+    // With the hog gone after 2 ms CPU 1 idles with its tick stopped; the nohz idle balancer's
+    // stats pass (NOHZ_STATS_KICK from CPU 0's tick, at most every 32 ms) takes it off there.
+    const LeftBehind gi = left_behind(true, "2ms"), ri = left_behind(false, "2ms");
+    INFO("hog for 2 ms: grouped " << gi.at_move << ", later " << gi.later << "; root " << ri.at_move << ", " << ri.later);
+    CHECK(gi.at_move > ri.at_move + 0.8 * gi.t_util);
+    CHECK(std::abs(gi.later - ri.later) < 20);
+}
