@@ -7,26 +7,12 @@
 # Needs root (mount, tmpfs), fio, and a kernel with CONFIG_FUSE_IO_URING.
 set -euo pipefail
 [ $# -ge 1 ] || { echo "usage: $0 PASSTHROUGH_HP [RUNS]" >&2; exit 2; }
-hp=$1
 runs=${2:-3}
 here=$(cd "$(dirname "$0")" && pwd)
-work=$(mktemp -d /tmp/fuse-cpu.XXXXXX)
-src=$work/src
-mnt=$work/mnt
-mkdir -p "$src" "$mnt"
-mount -t tmpfs -o size=2G tmpfs "$src"
-cleanup() {
-    fusermount3 -u "$mnt" 2>/dev/null || umount -l "$mnt" 2>/dev/null || true
-    sleep 0.5
-    umount -l "$src" 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
-dd if=/dev/urandom of="$src/f" bs=1M count=1024 status=none
-[ -w /sys/module/fuse/parameters/enable_uring ] && echo Y > /sys/module/fuse/parameters/enable_uring
-"$hp" --foreground --nopassthrough -o io_uring "$src" "$mnt" >/dev/null 2>&1 &
-for _ in $(seq 50); do mountpoint -q "$mnt" && break; sleep 0.1; done
-mountpoint -q "$mnt" || { echo "passthrough_hp did not mount" >&2; exit 1; }
+# shellcheck source=scripts/measure/fuse-mount.sh
+. "$here/fuse-mount.sh"
+fuse_setup "$1"
+start_fs "-o io_uring"
 one() {  # $1: series name, rest: command prefix
     local name=$1
     shift

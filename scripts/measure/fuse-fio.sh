@@ -11,34 +11,11 @@
 # Prints one line per run: series, IOPS, clat p50 and p99 in us.
 set -euo pipefail
 [ $# -ge 1 ] || { echo "usage: $0 PASSTHROUGH_HP [RUNS] [SECONDS]" >&2; exit 2; }
-hp=$1
 runs=${2:-5}
 secs=${3:-10}
-work=$(mktemp -d /tmp/fuse-fio.XXXXXX)
-src=$work/src
-mnt=$work/mnt
-mkdir -p "$src" "$mnt"
-mount -t tmpfs -o size=2G tmpfs "$src"
-cleanup() {
-    fusermount3 -u "$mnt" 2>/dev/null || umount -l "$mnt" 2>/dev/null || true
-    umount "$src" 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
-dd if=/dev/urandom of="$src/f" bs=1M count=1024 status=none
-[ -w /sys/module/fuse/parameters/enable_uring ] && echo Y > /sys/module/fuse/parameters/enable_uring
-
-start_fs() {  # $1: extra options ("" or "-o io_uring")
-    # shellcheck disable=SC2086
-    "$hp" --foreground --nopassthrough $1 "$src" "$mnt" >/dev/null 2>&1 &
-    for _ in $(seq 50); do mountpoint -q "$mnt" && return 0; sleep 0.1; done
-    echo "passthrough_hp did not mount" >&2
-    exit 1
-}
-stop_fs() {
-    fusermount3 -u "$mnt" 2>/dev/null || umount "$mnt"
-    wait || true
-}
+# shellcheck source=scripts/measure/fuse-mount.sh
+. "$(dirname "$0")/fuse-mount.sh"
+fuse_setup "$1"
 one() {  # $1: series name, rest: command prefix and fio engine options
     local name=$1
     shift
