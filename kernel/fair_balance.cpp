@@ -666,9 +666,11 @@ void Scheduler::nohz_idle_balance(int ilb) {
     nohz_next_blocked_ = engine_.now() + 32 * kNsPerMs;  // nohz.next_blocked: LOAD_AVG_PERIOD
     auto balance = [&](int c) {
         Rq& rq = rq_of(c);
-        update_blocked_averages(c);  // update_nohz_stats()
+        if (balance_kick && engine_.now() >= rq.next_balance)
+            sched_balance_domains(c, true);  // which updates the blocked averages first
+        else
+            update_blocked_averages(c);  // update_nohz_stats()
         if (!balance_kick) return;
-        if (engine_.now() >= rq.next_balance) sched_balance_domains(c, true);
         next = std::min(next, rq.next_balance);
         if (c != ilb && !rq.curr && rq.nr_running > 0) {
             rq.idle_stamp = 0;

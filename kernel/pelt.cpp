@@ -76,12 +76,7 @@ void Scheduler::pelt_migrate(Task& p, int from_cpu, int to_cpu) {
             if (pending.empty()) ++nr_rq_removed_;
             pending.push_back(r);  // capacity reserved for every group at start
         } else {
-            it->util_avg += r.util_avg;
-            it->runnable_avg += r.runnable_avg;
-            it->load_avg += r.load_avg;
-            it->util_sum += r.util_sum;
-            it->runnable_sum += r.runnable_sum;
-            it->load_sum += r.load_sum;
+            it->add(r);
         }
     }
     const uint32_t div = pelt::divider(to);

@@ -46,6 +46,14 @@ struct PeltRemoved {
     int group = -1;
     double util_avg = 0, runnable_avg = 0, load_avg = 0;
     uint64_t util_sum = 0, runnable_sum = 0, load_sum = 0;  // load_sum weighted, as the CPU's
+    void add(const PeltRemoved& r) {
+        util_avg += r.util_avg;
+        runnable_avg += r.runnable_avg;
+        load_avg += r.load_avg;
+        util_sum += r.util_sum;
+        runnable_sum += r.runnable_sum;
+        load_sum += r.load_sum;
+    }
 };
 
 struct CfsRq;
