@@ -126,6 +126,11 @@ void Scheduler::place_entity(CfsRq& cfs, SchedEntity& se, bool initial) {
         V = se.vruntime + se.vlag;
     }
     se.vruntime = V - lag;
+    if (se.rel_deadline) {
+        se.deadline += se.vruntime;
+        se.rel_deadline = false;
+        return;
+    }
     if (initial && cfg_.features.on(Feat::PLACE_DEADLINE_INITIAL)) vslice /= 2;
     se.deadline = se.vruntime + vslice;
 }
@@ -176,6 +181,10 @@ void Scheduler::dequeue(int cpu, Task& t, bool sleep) {
     }
     if (t.policy == SchedPolicy::idle) --rq.nr_sched_idle;
     t.vlag = lag;
+    if (!sleep && cfg_.features.on(Feat::PLACE_REL_DEADLINE)) {
+        t.deadline -= t.vruntime;
+        t.rel_deadline = true;
+    }
     clear_buddies(cpu, cfs, t);
     queue_erase(cfs, t);
     t.on_rq = false;

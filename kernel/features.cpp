@@ -16,6 +16,7 @@ const std::array<FeatInfo, static_cast<size_t>(Feat::kCount)>& feature_table() {
         {"PREEMPT_SHORT", true, "a wakee with a shorter slice preempts at once"},
         {"PLACE_LAG", true, "a sleeper keeps its lag"},
         {"PLACE_DEADLINE_INITIAL", true, "a forked task starts with half a slice"},
+        {"PLACE_REL_DEADLINE", true, "a task moved without sleeping (load balancing) keeps the rest of its slice"},
         {"NEXT_BUDDY", false, "prefer the last wakee at the next pick (off by default)"},
         {"PICK_BUDDY", true, "pick the next buddy when it is eligible"},
         {"CACHE_HOT_BUDDY", true, "the next buddy counts as cache hot for balancing"},

@@ -21,6 +21,7 @@ enum class Feat : int {
     PREEMPT_SHORT,    // a wakee with a shorter slice preempts at once
     PLACE_LAG,        // keep a sleeper's lag across sleep
     PLACE_DEADLINE_INITIAL,  // a new task starts with half a slice
+    PLACE_REL_DEADLINE,  // a task dequeued without sleeping keeps its relative deadline
     NEXT_BUDDY,       // (off) prefer the wakee at the next pick
     PICK_BUDDY,       // honour the next buddy when picking
     CACHE_HOT_BUDDY,  // the next buddy is cache hot for load balancing

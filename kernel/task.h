@@ -70,6 +70,7 @@ struct SchedEntity {
     uint32_t weight = 1024;
     bool on_rq = false;
     bool sched_delayed = false;
+    bool rel_deadline = false;  // deadline holds deadline - vruntime (PLACE_REL_DEADLINE)
     CfsRq* my_q = nullptr;  // a group's entity: its runqueue on this CPU; nullptr: a task
 };
 

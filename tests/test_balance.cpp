@@ -3,8 +3,12 @@
 // fork onto a few CPUs, then the balancer has to spread them the way the kernel does.
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "fuse_test_util.h"
 #include "sim_test_util.h"
 
 using namespace wakesim;
@@ -105,4 +109,60 @@ TEST_CASE("Hackbench on two CPUs: a newidle pass never moves more than one task"
     REQUIRE(r.n(Metric::newidle_runs) > 20);
     CHECK(r.n(Metric::migrations_newidle) <= r.n(Metric::newidle_runs));
     CHECK(r.n(Metric::migrations_active) == 0);
+}
+
+namespace {
+
+// For every task the balancer moves: its relative deadline (deadline - vruntime) when it left
+// its CPU, and at its first switch-in on the new one.
+class RelDeadlineProbe final : public SchedObserver {
+public:
+    explicit RelDeadlineProbe(bool feature) : feature_(feature) {}
+    uint32_t interests() const override { return kObsMigrate | kObsSwitchedIn; }
+    void migrate(const Task& p, int, int, MigrationCause cause) override {
+        if (cause == MigrationCause::wakeup) return;
+        // Dequeued (not as a sleep) and not yet placed: PLACE_REL_DEADLINE has made the deadline relative.
+        pending_[p.id] = feature_ ? p.deadline : p.deadline - p.vruntime;
+    }
+    void switched_in(int, const Task& t) override {
+        const auto it = pending_.find(t.id);
+        if (it == pending_.end()) return;
+        moved.push_back({it->second, t.deadline - t.vruntime});
+        pending_.erase(it);
+    }
+    std::vector<std::pair<int64_t, int64_t>> moved;  // (relative deadline when it left, at its switch-in)
+
+private:
+    bool feature_;
+    std::map<int, int64_t> pending_;
+};
+
+std::vector<std::pair<int64_t, int64_t>> balanced_moves(bool rel_deadline) {
+    testutil::FuseSim sim(doc(std::string(R"({"machine": "kvm-2vcpu", "features": {"PLACE_REL_DEADLINE": )") +
+                              (rel_deadline ? "true" : "false") + R"(},
+      "workload": {"kind": "messaging", "groups": 1, "fds": 20, "loops": 1000}, "policies": ["plain"]})"));
+    RelDeadlineProbe probe(rel_deadline);
+    sim.sched.set_observer(&probe);
+    sim.run();
+    return probe.moved;
+}
+
+}  // namespace
+
+TEST_CASE("PLACE_REL_DEADLINE: a task the balancer moves keeps the rest of its slice, and without it starts a fresh one",
+          "[balance][eevdf][features]") {
+    // dequeue_entity() without DEQUEUE_SLEEP stores deadline - vruntime and place_entity() adds
+    // it back on the new runqueue, so a task preempted mid-slice and pulled elsewhere does not
+    // get a new full slice out of the move. Hackbench's newidle pulls move such tasks.
+    const int64_t vslice = 1400000;  // kvm-2vcpu: 0.7 ms x (1 + ilog2(2)), nice 0
+    const auto kept = balanced_moves(true), fresh = balanced_moves(false);
+    REQUIRE(kept.size() >= 5);
+    REQUIRE(fresh.size() >= 5);
+    int partial = 0;
+    for (const auto& [left, in] : kept) {
+        CHECK(in == left);
+        if (left < vslice) ++partial;
+    }
+    CHECK(partial > 0);  // some moved task had used part of its slice
+    for (const auto& [left, in] : fresh) CHECK(in == vslice);
 }
