@@ -102,6 +102,8 @@ int list_cmd(const std::string& what, bool markdown, bool verbose) {
                         m.topo.nr_cpus(), m.profile.source.c_str());
             print_profile(m.profile, "    ");
         }
+    } else if (what == "features" && markdown) {
+        std::fputs(features_markdown().c_str(), stdout);
     } else if (what == "features") {
         for (const auto& f : feature_table())
             std::printf("%-24s %-3s %s\n", f.name, f.default_on ? "on" : "off", f.why);
@@ -437,7 +439,7 @@ static int wakesim_main(int argc, char** argv) {
         ->check(one_of({"policies", "workloads", "machines", "features", "metrics"}));
     list->add_option("table", list_table, "workloads --markdown: only this table (pipe, program.task, hogs, ...)");
     list->add_flag("-v,--verbose", list_verbose, "workloads: every parameter table; machines: every profile value and its source");
-    list->add_flag("--markdown", list_markdown, "the Markdown that docs/ carries (policies, workloads, metrics)");
+    list->add_flag("--markdown", list_markdown, "the Markdown that docs/ carries (policies, workloads, features, metrics)");
 
     auto* topo = app.add_subcommand("topo", "show a topology and its sched domains, or import one from sysfs");
     topo->require_subcommand(1);
@@ -486,8 +488,9 @@ static int wakesim_main(int argc, char** argv) {
             if (!list_table.empty()) throw std::runtime_error("a table name goes with \"list workloads --markdown\"");
             if (list_verbose && what != "machines")
                 throw std::runtime_error("-v goes with \"list workloads\" or \"list machines\"");
-            if (list_markdown && what != "policies" && what != "metrics")
-                throw std::runtime_error("--markdown goes with \"list policies\", \"list workloads\" or \"list metrics\"");
+            if (list_markdown && what != "policies" && what != "metrics" && what != "features")
+                throw std::runtime_error(
+                    "--markdown goes with \"list policies\", \"list workloads\", \"list features\" or \"list metrics\"");
             return list_cmd(what, list_markdown, list_verbose);
         }
         if (*show) {

@@ -37,6 +37,8 @@ struct FeatInfo {
 };
 
 const std::array<FeatInfo, static_cast<size_t>(Feat::kCount)>& feature_table();
+// The features as the Markdown table docs/scenarios.md carries.
+std::string features_markdown();
 
 class SchedFeatures {
 public:
