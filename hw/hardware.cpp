@@ -322,6 +322,7 @@ void Hardware::idle_enter(int cpu) {
         if (states_[i].residency_ns <= predicted) pick = static_cast<int>(i);
     idle_state_[static_cast<size_t>(cpu)] = pick;
     acc_[static_cast<size_t>(cpu)].idle_entered = engine_.now();
+    acc_[static_cast<size_t>(cpu)].idle_since = engine_.now();
     if (obs_) obs_->cpu_idle(engine_.now(), cpu, pick);
 }
 
@@ -344,14 +345,21 @@ void Hardware::idle_exit(int cpu) {
     if (obs_) obs_->cpu_idle(engine_.now(), cpu, -1);
 }
 
+// The rest of the idle loop's entry (idle_entry), 0 once the CPU is in its state.
+int64_t Hardware::entry_left(int cpu) const {
+    if (prof_.idle_entry_ns <= 0) return 0;
+    const Time end = acc_[static_cast<size_t>(cpu)].idle_since + prof_.idle_entry_ns;
+    return std::max<Time>(0, end - engine_.now());
+}
+
 int64_t Hardware::wake_latency(int cpu) const {
     const int st = idle_state_[static_cast<size_t>(cpu)];
-    return st < 0 ? 0 : states_[static_cast<size_t>(st)].exit_ns;
+    return st < 0 ? 0 : entry_left(cpu) + states_[static_cast<size_t>(st)].exit_ns;
 }
 
 bool Hardware::polling(int cpu) const {
     const int st = idle_state_[static_cast<size_t>(cpu)];
-    return st >= 0 && states_[static_cast<size_t>(st)].polling;
+    return st >= 0 && (states_[static_cast<size_t>(st)].polling || entry_left(cpu) > 0);
 }
 
 int64_t Hardware::transfer_ns_per_kib(int from, int to) const {

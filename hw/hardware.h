@@ -67,7 +67,9 @@ public:
     void idle_enter(int cpu);
     void idle_exit(int cpu);
     int idle_state(int cpu) const { return idle_state_[static_cast<size_t>(cpu)]; }
+    // A wake's latency: the rest of the idle loop's entry (idle_entry), then the state's exit.
     int64_t wake_latency(int cpu) const;
+    // No IPI needed: a polling state, or the idle loop's entry still running.
     bool polling(int cpu) const;
     const std::vector<MachineProfile::IdleState>& idle_states() const { return states_; }
 
@@ -106,6 +108,7 @@ public:
     void on_event(const Event& e) override;
 
 private:
+    int64_t entry_left(int cpu) const;
     enum Kind : uint16_t { kApply, kSample };
     struct Domain {  // one cpufreq policy: its CPUs, OPP table and governor state
         std::vector<int> cpus;
@@ -129,6 +132,7 @@ private:
         std::vector<Time> opp_res;   // per OPP
         std::vector<Time> opp_busy;  // per OPP, while busy (the energy estimate)
         Time idle_entered = 0;
+        Time idle_since = 0;  // the switch to idle (idle_entered restarts with the window)
     };
     void recompute_speed(int cpu);
     void set_domain_freq(Domain& d, int64_t khz);

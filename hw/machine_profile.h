@@ -25,11 +25,15 @@ struct MachineProfile {
     int64_t wake_local_ns = 250;      // ttwu on the waker's own runqueue
     int64_t wake_remote_ns = 350;     // ttwu to another CPU through its wake list: push + IPI send
     int64_t wake_remote_rq_ns = 350;  // ttwu enqueuing on a busy CPU of the LLC itself: its rq lock and enqueue
+    int64_t wake_remote_rq_wakee_ns = 0;  // the wakee's side of it, when it first runs
     int64_t select_base_ns = 40;      // select_task_rq_fair body (record_wakee, wake_affine, SIS checks)
     int64_t select_probe_ns = 4;      // each CPU probed by select_idle_cpu / select_idle_core
     int64_t ipi_latency_ns = 1000;    // IPI send -> handler runs on the target
     int64_t ipi_handler_ns = 300;     // time an IPI steals from a busy target
+    int64_t ipi_send_ns = 0;          // the sender's cost of an IPI (a VM exit in a guest)
+    int64_t ipi_wakee_ns = 0;         // CPU time of the task an IPI switches in, before its own code
     int64_t idle_exit_ns = 1000;      // exit latency of the idle state used for short gaps
+    int64_t idle_entry_ns = 0;        // idle loop entry before the state (tick stop): polls need_resched
     bool idle_polls = false;          // idle CPUs poll need_resched: no IPI to wake them
     int64_t poll_wake_ns = 200;       // wake of a polling idle CPU (cache-line write seen)
     int64_t newidle_balance_ns = 500;  // newidle balance cost per CPU of the balanced domain

@@ -20,6 +20,7 @@ struct TtwuWork {
     int queue_remote_rq = 0;  // of those, enqueued by the waker under the remote rq lock
     int this_cpu = -1;     // where try_to_wake_up runs
     int remote_cpu = -1;   // the other CPU of queue_remote
+    Task* wakee = nullptr;
 };
 
 // How the machine delivered what a wake list needed.

@@ -253,6 +253,7 @@ bool Scheduler::try_to_wake_up(Task& p, uint32_t flags, Task* waker, int this_cp
     }
     ttwu_work_ = TtwuWork{};
     ttwu_work_.this_cpu = this_cpu;
+    ttwu_work_.wakee = &p;
     const int cpu = select_task_rq(p, p.wake_cpu, flags, waker, this_cpu);
     const SelectResultEv placement = sel_;  // a wakeup nested in ttwu_queue (via a preemption) reuses sel_
     pelt_update_task(p, false, false);  // the sleep's decay, before the signal moves with the task

@@ -58,6 +58,9 @@ int64_t CpuExec::remote_lines_cost(const TtwuWork& w) const {
 
 void CpuExec::ttwu_charge(Task* waker, const TtwuWork& work) {
     if (waker) ctx_of(*waker).overhead_left += jitter(cost(work));
+    // The wakee's side of a remote enqueue: it pulls back what the waker wrote when it first runs.
+    if (work.queue_remote_rq && work.wakee && prof_.wake_remote_rq_wakee_ns > 0)
+        ctx_of(*work.wakee).overhead_left += jitter(prof_.wake_remote_rq_wakee_ns);
 }
 
 void CpuExec::ttwu_runnable_charge(Task* waker) {
@@ -66,6 +69,16 @@ void CpuExec::ttwu_runnable_charge(Task* waker) {
 
 // ---------------------------------------------------------------------------------------------
 // IPIs and kicks.
+
+// The sending side of an IPI: in a guest the APIC write is a VM exit, paid by the task running on
+// the sending CPU; the IPI leaves when it is done. Returns that time (0 where the profile has none).
+int64_t CpuExec::ipi_send(int from) {
+    if (prof_.ipi_send_ns <= 0 || from < 0) return 0;
+    const int64_t ns = jitter(prof_.ipi_send_ns);
+    Cpu& f = cpu_of(from);
+    if (f.curr) f.ctx.overhead_left += ns;
+    return ns;
+}
 
 // Sends the IPI (or wake of a polling/halted CPU) that makes `cpu` process its wake list and
 // schedule, unless one is already on its way.
@@ -86,7 +99,7 @@ IpiSent CpuExec::send_call_function_single_ipi(int cpu, int from_cpu, const Ttwu
         delay = poll_ns(from_cpu, cpu) + hw_.wake_latency(cpu);
         sent = IpiSent::poll;
     } else {
-        delay = ipi_ns(from_cpu, cpu) + (idle ? hw_.wake_latency(cpu) : 0);
+        delay = ipi_send(from_cpu) + ipi_ns(from_cpu, cpu) + (idle ? hw_.wake_latency(cpu) : 0);
         sent = IpiSent::ipi;
     }
     // The IPI leaves at the end of the waker's try_to_wake_up so far (selection + queueing).
@@ -101,14 +114,14 @@ bool CpuExec::kick_idle_cpu(int cpu, int from_cpu, IdleKick why, const TtwuWork*
         case IdleKick::ttwu:
             delay = cpu == from_cpu ? 0
                                     : (work ? cost(*work) : 0) +
-                                          (hw_.polling(cpu) ? poll_ns(from_cpu, cpu) : ipi_ns(from_cpu, cpu)) +
+                                          (hw_.polling(cpu) ? poll_ns(from_cpu, cpu) : ipi_send(from_cpu) + ipi_ns(from_cpu, cpu)) +
                                           hw_.wake_latency(cpu);
             break;
         case IdleKick::fork:
-            delay = cpu == from_cpu ? 0 : ipi_ns(from_cpu, cpu) + hw_.wake_latency(cpu);
+            delay = cpu == from_cpu ? 0 : ipi_send(from_cpu) + ipi_ns(from_cpu, cpu) + hw_.wake_latency(cpu);
             break;
         case IdleKick::nohz_balance:
-            delay = ipi_ns(from_cpu, cpu) + hw_.wake_latency(cpu);
+            delay = ipi_send(from_cpu) + ipi_ns(from_cpu, cpu) + hw_.wake_latency(cpu);
             break;
     }
     kick_cpu(cpu, delay);
@@ -122,13 +135,17 @@ bool CpuExec::smp_send_reschedule(int cpu) {
     Cpu& c = cpu_of(cpu);
     if (c.mode != Mode::running || driving_cpu_ == cpu || local_cpu_ == cpu || prof_.preempt_lazy) return false;
     if (c.ipi_in_flight) return false;  // the IPI on its way makes it look at need_resched
-    kick_cpu(cpu, jitter(ipi_ns(driving_cpu_ >= 0 ? driving_cpu_ : local_cpu_, cpu)));
+    const int from = driving_cpu_ >= 0 ? driving_cpu_ : local_cpu_;
+    const int64_t send = ipi_send(from);
+    kick_cpu(cpu, send + jitter(ipi_ns(from, cpu)));
     return true;
 }
 
 inline void CpuExec::on_ipi(int cpu) {
     Cpu& c = cpu_of(cpu);
     c.ipi_in_flight = false;
+    // The task this IPI switches in, if any, pays ipi_wakee (context_switch()).
+    c.ipi_switch = prof_.ipi_wakee_ns > 0;
     if (c.mode == Mode::running && c.seg != SegKind::none) {
         // The interrupt steals time from the running task; a preemption it causes takes effect on
         // the way out of the handler.
@@ -140,14 +157,17 @@ inline void CpuExec::on_ipi(int cpu) {
         }
         if (*c.need_resched && !prof_.preempt_lazy) {
             preempt_now(cpu);
+            c.ipi_switch = false;
             return;
         }
+        c.ipi_switch = false;
         run_curr(cpu);
         return;
     }
     const OnCpu local(*this, cpu);
     sched_.sched_ttwu_pending(cpu);
     if (c.mode == Mode::idle && sched_.nr_running(cpu) > 0) sched_.schedule(cpu);
+    c.ipi_switch = false;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -158,6 +178,10 @@ void CpuExec::context_switch(int cpu, Task* prev, Task& next) {
     if (prev) saved_[static_cast<size_t>(prev->id)] = c.ctx;
     c.curr = &next;
     c.ctx = saved_[static_cast<size_t>(next.id)];
+    if (c.ipi_switch) {
+        c.ctx.overhead_left += jitter(prof_.ipi_wakee_ns);
+        c.ipi_switch = false;
+    }
     if (prev) {
         hw_.switch_out(prev->cache, cpu);
     } else {

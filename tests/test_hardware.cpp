@@ -846,6 +846,96 @@ TEST_CASE("wake_remote_rq: a waker that enqueues on a busy CPU of its LLC pays i
     CHECK(idle == Approx(0).margin(0.001));
 }
 
+namespace {
+
+// W on CPU 0 runs 50 us and wakes R on CPU 1, 400 times; `extra` adds tasks and `profile` sets
+// parameters of kvm-2vcpu-spr (no jitter). Returns the finished run.
+RunResult guest_wakes(const json& profile, const std::string& r_policy, const json& extra = json::array()) {
+    json d = json::parse(R"({"machine": {"preset": "kvm-2vcpu-spr", "profile": {"base": "kvm-2vcpu-spr", "cost_jitter_pct": 0}},
+      "workload": {"kind": "program", "channels": {"ch": {}}, "tasks": [
+        {"name": "W", "cpus": "0", "role": "requester", "program": [{"loop": 400, "do": [{"run": "50us"}, {"post": "ch"}, {"op": 1}]}]},
+        {"name": "R", "cpus": "1", "role": "server", "program": [{"loop": 400, "do": [{"wait": "ch"}, {"run": "1us"}]}]}]},
+      "policies": ["plain"], "run": {"warmup_ops": 50, "seeds": [1]}})");
+    for (auto& [k, v] : profile.items()) d["machine"]["profile"][k] = v;
+    d["workload"]["tasks"][1]["policy"] = r_policy;
+    for (const auto& t : extra) d["workload"]["tasks"].push_back(t);
+    const Scenario sc = parse_scenario(d, "guest_wakes.json");
+    const CaseSpec& c = sc.cases.front();
+    return run_simulation(make_run_spec(sc, c, sc.policies.front(), sc.seeds.front()));
+}
+
+const json kHog = json::parse(R"([{"name": "H", "cpus": "1", "program": [{"loop": 30, "do": [{"run": "1ms"}]}]}])");
+// CPU 1 busy but yielding now and then (a 1 us sleep every 20 us), so that a SCHED_BATCH wakee
+// runs soon without preempting it.
+const json kBusy = json::parse(R"([{"name": "H", "cpus": "1", "program": [{"loop": 1500, "do": [{"run": "20us"}, {"sleep": "1us"}]}]}])");
+
+double per_op_us(const RunResult& r, Metric m) {
+    return r.metrics.get(m) / 1000.0 / r.metrics.get(Metric::ops);
+}
+
+}  // namespace
+
+TEST_CASE("ipi_send: the waker pays for each IPI it sends, to a CPU it preempts or a halted one, and nothing when it sends none", "[hardware][wake][ipi]") {
+    // In a guest the APIC write is a VM exit (kvm-2vcpu-spr measures 11.2 us). R preempting the
+    // hog on CPU 1 needs a reschedule IPI; R as SCHED_BATCH next to a busy task does not
+    // preempt, so none is sent; with CPU 1 idle (past idle_entry) the wake-list IPI wakes it.
+    // 5 us more of ipi_send: W's 50 us loop is 5 us slower per wakeup where an IPI goes,
+    // unchanged where none does.
+    const auto usec = [](const std::string& send, const std::string& policy, const json& extra) {
+        return guest_wakes({{"ipi_send", send}}, policy, extra).metrics.get(Metric::usec_per_op);
+    };
+    const double preempt = usec("16.2us", "normal", kHog) - usec("11.2us", "normal", kHog);
+    const double no_ipi = usec("16.2us", "batch", kBusy) - usec("11.2us", "batch", kBusy);
+    const double halted = usec("16.2us", "normal", json::array()) - usec("11.2us", "normal", json::array());
+    INFO("us more per wakeup with ipi_send 5 us higher: preempting " << preempt << ", not preempting " << no_ipi << ", onto the halted CPU " << halted);
+    CHECK(preempt == Approx(5.0).margin(0.1));
+    CHECK(no_ipi == Approx(0).margin(0.05));  // the other task's 1 us sleeps let a few IPIs through
+    CHECK(halted == Approx(5.0).margin(0.1));
+}
+
+TEST_CASE("ipi_wakee and wake_remote_rq_wakee: the task a wakeup switches in pays by the wakeup's path", "[hardware][wake][ipi]") {
+    // R's CPU time per wakeup (its 1 us of work, the switch and what the path costs it): woken
+    // onto the halted CPU 1 through an IPI it pays ipi_wakee; woken onto CPU 1 while another
+    // task runs there, without preempting (SCHED_BATCH), it pays wake_remote_rq_wakee and no
+    // ipi_wakee (the other task's 1 us sleeps let a few wakeups through the wake list).
+    const auto r_cpu = [](const json& prof, const std::string& policy, bool busy) {
+        return per_op_us(guest_wakes(prof, policy, busy ? kBusy : json::array()), Metric::cpu_time_server_ns);
+    };
+    const json base = {{"ipi_wakee", "11.8us"}, {"wake_remote_rq_wakee", "1.1us"}};
+    const json more_ipi = {{"ipi_wakee", "14.8us"}, {"wake_remote_rq_wakee", "1.1us"}};
+    const json more_rq = {{"ipi_wakee", "11.8us"}, {"wake_remote_rq_wakee", "3.1us"}};
+    const double halted_ipi = r_cpu(more_ipi, "normal", false) - r_cpu(base, "normal", false);
+    const double halted_rq = r_cpu(more_rq, "normal", false) - r_cpu(base, "normal", false);
+    const double busy_ipi = r_cpu(more_ipi, "batch", true) - r_cpu(base, "batch", true);
+    const double busy_rq = r_cpu(more_rq, "batch", true) - r_cpu(base, "batch", true);
+    INFO("R's us more per wakeup: halted CPU, ipi_wakee +3 " << halted_ipi << ", wake_remote_rq_wakee +2 " << halted_rq
+                                                              << "; busy CPU " << busy_ipi << ", " << busy_rq);
+    CHECK(halted_ipi == Approx(3.0).margin(0.1));
+    CHECK(halted_rq == Approx(0).margin(0.01));
+    CHECK(busy_ipi == Approx(0).margin(0.3));  // (and move the other task's timing a little)
+    CHECK(busy_rq > 1.6);
+    CHECK(busy_rq <= 2.0);
+}
+
+TEST_CASE("idle_entry: a wakeup while the idle loop is still entering finds it polling and sends no IPI", "[hardware][wake][idle]") {
+    // R's CPU goes idle right after R's 1 us of work. W's wakeups come 50 us apart: past an
+    // 8 us entry, every one is a wake-list IPI; with an entry longer than the gap, every one
+    // finds the idle task polling (and R runs once the entry is done).
+    const auto kinds = [](const std::string& entry) {
+        const RunResult r = guest_wakes({{"idle_entry", entry}}, "normal");
+        return std::tuple{r.metrics.get(Metric::wakeups), r.metrics.get(Metric::wakeups_ipi), r.metrics.get(Metric::wakeups_poll)};
+    };
+    const auto [wakes_short, ipi_short, poll_short] = kinds("8us");
+    const auto [wakes_long, ipi_long, poll_long] = kinds("100us");
+    INFO("idle_entry 8 us: " << wakes_short << " wakeups, " << ipi_short << " IPIs, " << poll_short << " polled; 100 us: "
+                             << wakes_long << ", " << ipi_long << ", " << poll_long);
+    CHECK(ipi_short >= 0.95 * wakes_short);
+    CHECK(poll_short == 0);
+    CHECK(ipi_long == 0);
+    CHECK(poll_long >= 0.95 * wakes_long);
+    CHECK(wakes_long >= 50);
+}
+
 TEST_CASE("schedutil reads cpu_util_cfs_boost(): two tasks waking together on one CPU get a higher clock than one task doing the same work", "[hardware][schedutil]") {
     // e5-2650-2s, schedutil, CPU 0. "one": a task runs 2 ms every 4 ms. "two": two tasks run 1 ms
     // each every 4 ms, woken at the same instant, so one waits while the other runs. util_avg is
