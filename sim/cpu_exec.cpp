@@ -82,10 +82,11 @@ int64_t CpuExec::ipi_send(int from) {
 
 // Sends the IPI (or wake of a polling/halted CPU) that makes `cpu` process its wake list and
 // schedule, unless one is already on its way.
-void CpuExec::kick_cpu(int cpu, Time delay) {
+void CpuExec::kick_cpu(int cpu, Time delay, bool ipi) {
     Cpu& c = cpu_of(cpu);
     if (c.ipi_in_flight) return;
     c.ipi_in_flight = true;
+    c.kick_is_ipi = ipi;
     engine_.schedule(engine_.now() + delay, target_, kIpi, cpu);
 }
 
@@ -95,21 +96,25 @@ IpiSent CpuExec::send_call_function_single_ipi(int cpu, int from_cpu, const Ttwu
     const bool idle = c.mode == Mode::idle;
     Time delay;
     IpiSent sent;
+    Time send = 0;
     if (idle && hw_.polling(cpu)) {
         delay = poll_ns(from_cpu, cpu) + hw_.wake_latency(cpu);
         sent = IpiSent::poll;
     } else {
-        delay = ipi_send(from_cpu) + ipi_ns(from_cpu, cpu) + (idle ? hw_.wake_latency(cpu) : 0);
+        send = ipi_send(from_cpu);
+        delay = ipi_ns(from_cpu, cpu) + (idle ? hw_.wake_latency(cpu) : 0);
         sent = IpiSent::ipi;
     }
     // The IPI leaves at the end of the waker's try_to_wake_up so far (selection + queueing).
-    kick_cpu(cpu, jitter((work ? cost(*work) : 0) + delay));
+    kick_cpu(cpu, send + jitter((work ? cost(*work) : 0) + delay), sent == IpiSent::ipi);
     return sent;
 }
 
 bool CpuExec::kick_idle_cpu(int cpu, int from_cpu, IdleKick why, const TtwuWork* work) {
     if (cpu_of(cpu).ipi_in_flight) return false;
     Time delay = 0;
+    // A real IPI, not this CPU's own interrupt or a flag a polling CPU sees.
+    const bool ipi = cpu != from_cpu && (why != IdleKick::ttwu || !hw_.polling(cpu));
     switch (why) {
         case IdleKick::ttwu:
             delay = cpu == from_cpu ? 0
@@ -124,7 +129,7 @@ bool CpuExec::kick_idle_cpu(int cpu, int from_cpu, IdleKick why, const TtwuWork*
             delay = ipi_send(from_cpu) + ipi_ns(from_cpu, cpu) + hw_.wake_latency(cpu);
             break;
     }
-    kick_cpu(cpu, delay);
+    kick_cpu(cpu, delay, ipi);
     return true;
 }
 
@@ -137,7 +142,7 @@ bool CpuExec::smp_send_reschedule(int cpu) {
     if (c.ipi_in_flight) return false;  // the IPI on its way makes it look at need_resched
     const int from = driving_cpu_ >= 0 ? driving_cpu_ : local_cpu_;
     const int64_t send = ipi_send(from);
-    kick_cpu(cpu, send + jitter(ipi_ns(from, cpu)));
+    kick_cpu(cpu, send + jitter(ipi_ns(from, cpu)), true);
     return true;
 }
 
@@ -145,7 +150,7 @@ inline void CpuExec::on_ipi(int cpu) {
     Cpu& c = cpu_of(cpu);
     c.ipi_in_flight = false;
     // The task this IPI switches in, if any, pays ipi_wakee (context_switch()).
-    c.ipi_switch = prof_.ipi_wakee_ns > 0;
+    c.ipi_switch = c.kick_is_ipi && prof_.ipi_wakee_ns > 0;
     if (c.mode == Mode::running && c.seg != SegKind::none) {
         // The interrupt steals time from the running task; a preemption it causes takes effect on
         // the way out of the handler.
@@ -398,7 +403,7 @@ void CpuExec::on_event(const Event& e) {
             }
             Cpu& c = cpu_of(tcpu);
             if (c.mode == Mode::idle && sched_.nr_running(tcpu) > 0)
-                kick_cpu(tcpu, hw_.wake_latency(tcpu));
+                kick_cpu(tcpu, hw_.wake_latency(tcpu), false);
             else if (c.mode == Mode::running && *c.need_resched && !prof_.preempt_lazy)
                 preempt_now(tcpu);
             return;

@@ -127,6 +127,7 @@ private:
         double seg_speed = 1.0;
         bool tick_armed = false;
         bool ipi_in_flight = false;
+        bool kick_is_ipi = false;  // the kick in flight is an IPI (ipi_wakee)
         bool ipi_switch = false;  // an IPI's handler is switching tasks (ipi_wakee)
         Time busy_since = -1;  // start of the current busy stretch, -1 when idle
         Time busy_total = 0;
@@ -158,7 +159,7 @@ private:
     int64_t poll_ns(int from, int to) const {
         return std::max<int64_t>(0, prof_.poll_wake_ns + hw_.line_extra_ns(from, to));
     }
-    void kick_cpu(int cpu, Time delay);
+    void kick_cpu(int cpu, Time delay, bool ipi);  // ipi: an IPI, not a flag or a local interrupt
     int64_t ipi_send(int from);
     void preempt_now(int cpu);
     void run_curr(int cpu);

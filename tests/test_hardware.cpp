@@ -921,19 +921,24 @@ TEST_CASE("idle_entry: a wakeup while the idle loop is still entering finds it p
     // R's CPU goes idle right after R's 1 us of work. W's wakeups come 50 us apart: past an
     // 8 us entry, every one is a wake-list IPI; with an entry longer than the gap, every one
     // finds the idle task polling (and R runs once the entry is done).
+    // A polled wakeup sends nothing, so the wakee pays no ipi_wakee (11.8 us on this machine).
     const auto kinds = [](const std::string& entry) {
         const RunResult r = guest_wakes({{"idle_entry", entry}}, "normal");
-        return std::tuple{r.metrics.get(Metric::wakeups), r.metrics.get(Metric::wakeups_ipi), r.metrics.get(Metric::wakeups_poll)};
+        const double wakes = r.metrics.get(Metric::wakeups);
+        return std::tuple{wakes, r.metrics.get(Metric::wakeups_ipi), r.metrics.get(Metric::wakeups_poll),
+                          r.metrics.get(Metric::cpu_time_server_ns) / 1000.0 / wakes};
     };
-    const auto [wakes_short, ipi_short, poll_short] = kinds("8us");
-    const auto [wakes_long, ipi_long, poll_long] = kinds("100us");
-    INFO("idle_entry 8 us: " << wakes_short << " wakeups, " << ipi_short << " IPIs, " << poll_short << " polled; 100 us: "
-                             << wakes_long << ", " << ipi_long << ", " << poll_long);
+    const auto [wakes_short, ipi_short, poll_short, r_short] = kinds("8us");
+    const auto [wakes_long, ipi_long, poll_long, r_long] = kinds("100us");
+    INFO("idle_entry 8 us: " << wakes_short << " wakeups, " << ipi_short << " IPIs, " << poll_short << " polled, R "
+                             << r_short << " us each; 100 us: " << wakes_long << ", " << ipi_long << ", " << poll_long << ", " << r_long);
     CHECK(ipi_short >= 0.95 * wakes_short);
     CHECK(poll_short == 0);
     CHECK(ipi_long == 0);
     CHECK(poll_long >= 0.95 * wakes_long);
     CHECK(wakes_long >= 50);
+    CHECK(r_short > 11.8);  // R's 1 us and its syscalls, switch and ipi_wakee per wakeup
+    CHECK(r_long < 4.0);    // the same without ipi_wakee (its wakeups, later, read 2-3 posts each)
 }
 
 TEST_CASE("schedutil reads cpu_util_cfs_boost(): two tasks waking together on one CPU get a higher clock than one task doing the same work", "[hardware][schedutil]") {

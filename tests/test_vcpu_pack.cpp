@@ -149,6 +149,6 @@ TEST_CASE("kvm-2vcpu-spr carries the guest kernel's sched_vcpu_pack=15", "[vcpu_
     INFO("migrations per read: fio " << fio << ", watchdog and workers " << servers);
     CHECK(fio > 0.9);
     CHECK(fio < 1.1);
-    CHECK(servers > 0.9);
-    CHECK(servers < 2.0);
+    CHECK(servers > 0.9);     // the watchdog, packed onto fio's vCPU
+    CHECK(servers <= 2.001);  // and at most the one worker each read wakes
 }
