@@ -74,6 +74,23 @@ TEST_CASE("wf_sync adds WF_SYNC at sync-capable sites only", "[policies][wf_sync
     CHECK(simulate(other, "wf_sync").m == simulate(other, "plain").m);
 }
 
+TEST_CASE("no_sync drops WF_SYNC where mainline sets it, the reciprocal-sync thread's experiment", "[policies][no_sync]") {
+    // Sites that wake with WF_SYNC in mainline, as a pipe does: plain takes wake_affine's sync
+    // rule (the waker's CPU, then step 2 returns the idle prev); no_sync wakes as a plain
+    // wake_up and select_idle_sibling keeps the idle target (step 1), as wf_sync's test shows
+    // the other way round.
+    const json d = request_reply(R"(["WF_SYNC"])", 50, "5us", R"(["plain", "no_sync"])");
+    const Outcome plain = simulate(d, "plain", 1);
+    const Outcome nosync = simulate(d, "no_sync", 1);
+    CHECK(plain.flags() == static_cast<uint32_t>(WF_TTWU | WF_SYNC));
+    CHECK(nosync.flags() == WF_TTWU);
+    CHECK(plain.n(Metric::select_sis_prev) == plain.n(Metric::wakeups));
+    CHECK(nosync.n(Metric::select_sis_target) == nosync.n(Metric::wakeups));
+    // Sites without the hint in mainline are the same with and without the policy.
+    const json none = request_reply("[]", 50, "5us", R"(["plain", "no_sync"])");
+    CHECK(simulate(none, "no_sync").m == simulate(none, "plain").m);
+}
+
 TEST_CASE("seccomp_current_cpu only changes request and reply sites", "[policies][seccomp_current_cpu]") {
     json d = request_reply("[]", 50, "5us", R"(["plain", "seccomp_current_cpu"])");
     for (const char* ch : {"req", "rep"}) d["workload"]["channels"][ch]["wake"]["role"] = "generic";
