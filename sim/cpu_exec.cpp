@@ -113,23 +113,23 @@ IpiSent CpuExec::send_call_function_single_ipi(int cpu, int from_cpu, const Ttwu
 bool CpuExec::kick_idle_cpu(int cpu, int from_cpu, IdleKick why, const TtwuWork* work) {
     if (cpu_of(cpu).ipi_in_flight) return false;
     Time delay = 0;
-    // A real IPI, not this CPU's own interrupt or a flag a polling CPU sees.
-    const bool ipi = cpu != from_cpu && (why != IdleKick::ttwu || !hw_.polling(cpu));
+    const bool local = cpu == from_cpu;  // this CPU's own interrupt
+    const bool polled = why == IdleKick::ttwu && hw_.polling(cpu);  // a flag it sees, no IPI
     switch (why) {
         case IdleKick::ttwu:
-            delay = cpu == from_cpu ? 0
-                                    : (work ? cost(*work) : 0) +
-                                          (hw_.polling(cpu) ? poll_ns(from_cpu, cpu) : ipi_send(from_cpu) + ipi_ns(from_cpu, cpu)) +
-                                          hw_.wake_latency(cpu);
+            delay = local ? 0
+                          : (work ? cost(*work) : 0) +
+                                (polled ? poll_ns(from_cpu, cpu) : ipi_send(from_cpu) + ipi_ns(from_cpu, cpu)) +
+                                hw_.wake_latency(cpu);
             break;
         case IdleKick::fork:
-            delay = cpu == from_cpu ? 0 : ipi_send(from_cpu) + ipi_ns(from_cpu, cpu) + hw_.wake_latency(cpu);
+            delay = local ? 0 : ipi_send(from_cpu) + ipi_ns(from_cpu, cpu) + hw_.wake_latency(cpu);
             break;
         case IdleKick::nohz_balance:
             delay = ipi_send(from_cpu) + ipi_ns(from_cpu, cpu) + hw_.wake_latency(cpu);
             break;
     }
-    kick_cpu(cpu, delay, ipi);
+    kick_cpu(cpu, delay, !local && !polled);
     return true;
 }
 
@@ -149,8 +149,8 @@ bool CpuExec::smp_send_reschedule(int cpu) {
 inline void CpuExec::on_ipi(int cpu) {
     Cpu& c = cpu_of(cpu);
     c.ipi_in_flight = false;
-    // The task this IPI switches in, if any, pays ipi_wakee (context_switch()).
-    c.ipi_switch = c.kick_is_ipi && prof_.ipi_wakee_ns > 0;
+    // The task this IPI switches in, if any, pays ipi_wakee (context_switch() reads the flag).
+    const bool charge = c.kick_is_ipi && prof_.ipi_wakee_ns > 0;
     if (c.mode == Mode::running && c.seg != SegKind::none) {
         // The interrupt steals time from the running task; a preemption it causes takes effect on
         // the way out of the handler.
@@ -161,18 +161,21 @@ inline void CpuExec::on_ipi(int cpu) {
             sched_.sched_ttwu_pending(cpu);
         }
         if (*c.need_resched && !prof_.preempt_lazy) {
+            c.ipi_switch = charge;
             preempt_now(cpu);
             c.ipi_switch = false;
             return;
         }
-        c.ipi_switch = false;
         run_curr(cpu);
         return;
     }
     const OnCpu local(*this, cpu);
     sched_.sched_ttwu_pending(cpu);
-    if (c.mode == Mode::idle && sched_.nr_running(cpu) > 0) sched_.schedule(cpu);
-    c.ipi_switch = false;
+    if (c.mode == Mode::idle && sched_.nr_running(cpu) > 0) {
+        c.ipi_switch = charge;
+        sched_.schedule(cpu);
+        c.ipi_switch = false;
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
