@@ -14,9 +14,11 @@ inline constexpr Time kNsPerSec = 1000 * 1000 * 1000;
 inline constexpr Time kTimeNever = INT64_MAX;
 
 // A plain record kept in the queue; payload meaning belongs to the target.
+// seq comes first so that on a little-endian machine (seq, time) read as one unsigned 128-bit
+// number is the queue's order (engine.cpp).
 struct Event {
+    uint64_t seq;  // insertion order: the deterministic tie-break
     Time time;
-    uint64_t seq;     // insertion order: the deterministic tie-break
     uint16_t target;  // index returned by Engine::add_target
     uint16_t kind;
     int32_t a;
@@ -36,11 +38,12 @@ public:
 // (time, seq) order, the same order as a single heap's.
 class Engine {
 public:
+    Engine();
     Time now() const { return now_; }
     uint16_t add_target(EventTarget* t);
     void schedule(Time at, uint16_t target, uint16_t kind, int32_t a = 0, uint32_t b = 0) {
         if (at < now_) at = now_;  // the past is not reachable; keeps causality
-        const Event ev{at, seq_++, target, kind, a, b};
+        const Event ev{seq_++, at, target, kind, a, b};
         // ev's seq is the largest so far: on a tie in time the other event goes first.
         if (has_first_) {
             if (at < first_.time) {
@@ -49,7 +52,7 @@ public:
             } else {
                 heap_push(ev);
             }
-        } else if (heap_.empty() || at < heap_.front().time) {
+        } else if (heap_.size() == 1 || at < heap_.front().time) {
             first_ = ev;
             has_first_ = true;
         } else {
@@ -60,14 +63,17 @@ public:
     uint64_t run_until(Time until);
     void stop() { stopped_ = true; }
     bool stopped() const { return stopped_; }
-    size_t pending() const { return heap_.size() + (has_first_ ? 1 : 0); }
+    size_t pending() const { return heap_.size() - 1 + (has_first_ ? 1 : 0); }
     uint64_t events_processed() const { return processed_; }
-    void reserve(size_t n) { heap_.reserve(n); }
+    void reserve(size_t n) { heap_.reserve(n + 1); }
 
 private:
     void heap_push(const Event& ev);
     Event heap_pop();
 
+    // After the last event of the heap, an event later than any other, so that the pop need not
+    // ask whether a right child exists.
+    static constexpr Event kSentinel{UINT64_MAX, INT64_MAX, 0, 0, 0, 0};
     Event first_{};
     bool has_first_ = false;
     std::vector<Event> heap_;
