@@ -78,7 +78,7 @@ Hardware::Hardware(Engine& engine, const Topology& topo, const MachineProfile& p
         d.fmin = d.opp.front();
         d.fmax = d.opp.back();
         const int64_t start = gov_ == Gov::powersave ? d.fmin : d.fmax;
-        d.cur = d.target = d.requested = start;
+        d.cur = d.target = d.requested = d.eff = start;
         d.cur_idx = static_cast<size_t>(std::lower_bound(d.opp.begin(), d.opp.end(), start) - d.opp.begin());
         d.busy_at_sample.assign(d.cpus.size(), 0);
     }
@@ -91,6 +91,14 @@ Hardware::Hardware(Engine& engine, const Topology& topo, const MachineProfile& p
     states_ = prof_.effective_idle_states();
     teo_ = prof_.idle_governor == "teo";
     busy_.assign(static_cast<size_t>(n), 0);
+    if (!prof_.turbo_khz.empty()) {
+        if (!prof_.cpufreq_policies.empty() || prof_.opp_khz.empty())
+            throw std::invalid_argument("turbo needs the shared OPP table (machine profile checks this)");
+        int cores = 0;
+        for (int c = 0; c < n; ++c) cores = std::max(cores, topo_.cpu(c).core + 1);
+        core_busy_.assign(static_cast<size_t>(cores), 0);
+        for (auto& d : doms_) d.eff = turbo_khz(d);
+    }
     boost_.assign(static_cast<size_t>(n), 0);
     boost_time_.assign(static_cast<size_t>(n), 0);
     tick_ns_ = kNsPerSec / std::max<int64_t>(1, prof_.tick_hz);
@@ -126,6 +134,8 @@ void Hardware::recompute_speed(int cpu) {
     const Domain& d = dom(cpu);
     double s = topo_.cpu(cpu).capacity / 1024.0 * static_cast<double>(d.cur) / static_cast<double>(d.fmax);
     inv_speed_[static_cast<size_t>(cpu)] = s;
+    // Above P0 the work runs faster; frequency invariance stays capped at the highest OPP.
+    if (d.eff != d.cur) s = topo_.cpu(cpu).capacity / 1024.0 * static_cast<double>(d.eff) / static_cast<double>(d.fmax);
     if (prof_.smt_factor_pct < 100) {
         const CpuSet& sib = topo_.smt_siblings(cpu);
         for (int x = sib.first(); x >= 0; x = sib.next(x + 1))
@@ -157,7 +167,7 @@ void Hardware::account(int cpu) {
     const Time dt = now - a.last;
     if (dt <= 0) return;
     const Domain& d = doms_[static_cast<size_t>(dom_of_[static_cast<size_t>(cpu)])];
-    const double f = static_cast<double>(d.cur);
+    const double f = static_cast<double>(d.eff);
     a.khz_time += static_cast<double>(dt) * f;
     if (a.busy) {
         a.khz_busy_time += static_cast<double>(dt) * f;
@@ -168,10 +178,43 @@ void Hardware::account(int cpu) {
     a.last = now;
 }
 
+// Turbo Boost: the P0 request runs at the bin for the domain's cores in C0 (Intel's datasheets:
+// "the number of cores operating in the C0 state"; "only active if the operating system is
+// requesting the P0 state").
+int64_t Hardware::turbo_khz(const Domain& d) const {
+    if (prof_.turbo_khz.empty() || d.cur != d.fmax) return d.cur;
+    const auto& bins = prof_.turbo_khz;
+    const size_t i = static_cast<size_t>(std::clamp(d.active, 1, static_cast<int>(bins.size()))) - 1;
+    return bins[i];
+}
+
+void Hardware::update_eff(Domain& d) {
+    const int64_t eff = turbo_khz(d);
+    if (eff == d.eff) return;
+    for (int c : d.cpus) account(c);
+    d.eff = eff;
+    for (int c : d.cpus) {
+        const double before = speed_[static_cast<size_t>(c)];
+        recompute_speed(c);
+        if (speed_[static_cast<size_t>(c)] != before && client_) client_->speed_changed(c);
+    }
+}
+
 void Hardware::set_busy(int cpu, bool busy) {
     account(cpu);
     acc_[static_cast<size_t>(cpu)].busy = busy;
+    const bool was = busy_[static_cast<size_t>(cpu)] != 0;
     busy_[static_cast<size_t>(cpu)] = busy ? 1 : 0;
+    if (!core_busy_.empty() && was != busy) {
+        int& k = core_busy_[static_cast<size_t>(topo_.cpu(cpu).core)];
+        const bool core_was = k > 0;
+        k += busy ? 1 : -1;
+        if (core_was != (k > 0)) {
+            Domain& d = doms_[static_cast<size_t>(dom_of_[static_cast<size_t>(cpu)])];
+            d.active += busy ? 1 : -1;
+            update_eff(d);
+        }
+    }
     if (prof_.smt_factor_pct >= 100) return;
     // SMT contention: the siblings' speed depends on this CPU running.
     const CpuSet& sib = topo_.smt_siblings(cpu);
@@ -187,6 +230,7 @@ void Hardware::set_domain_freq(Domain& d, int64_t khz) {
     if (khz == d.cur) return;
     for (int c : d.cpus) account(c);
     d.cur = khz;
+    d.eff = turbo_khz(d);
     d.cur_idx = static_cast<size_t>(std::lower_bound(d.opp.begin(), d.opp.end(), khz) - d.opp.begin());
     for (int c : d.cpus) {
         recompute_speed(c);

@@ -44,7 +44,8 @@ public:
     double speed(int cpu) const { return speed_[static_cast<size_t>(cpu)]; }
     // The same without SMT contention: what PELT's capacity and frequency invariance scale by.
     double invariant_speed(int cpu) const { return inv_speed_[static_cast<size_t>(cpu)]; }
-    int64_t freq_khz(int cpu) const { return dom(cpu).cur; }
+    int64_t freq_khz(int cpu) const { return dom(cpu).cur; }  // the OPP the governor set (P0 for turbo)
+    int64_t effective_khz(int cpu) const { return dom(cpu).eff; }  // the clock, turbo included
     // cpuinfo.max_freq of the CPU's policy: what frequency invariance and schedutil scale by.
     int64_t max_khz(int cpu) const { return dom(cpu).fmax; }
     // The CPU's policy: its index (CPUs of one policy share a clock) and OPP table.
@@ -115,6 +116,8 @@ private:
         std::vector<int64_t> opp;  // ascending, absolute kHz
         int64_t fmin = 1, fmax = 1;
         int64_t cur = 0, target = 0;
+        int64_t eff = 0;     // the clock it runs at: cur, or at the highest OPP the turbo bin
+        int active = 0;      // cores with a CPU in C0 (turbo bins count them)
         size_t cur_idx = 0;  // index of cur in the OPP table
         int64_t requested = 0;  // conservative: the unrounded frequency it steps
         Time last_eval = -kTimeNever;
@@ -142,6 +145,8 @@ private:
     int64_t transfer_ns_per_kib_uncached(int from, int to) const;
     void account(int cpu);
     void sample(Domain& d);
+    int64_t turbo_khz(const Domain& d) const;
+    void update_eff(Domain& d);
 
     Engine& engine_;
     uint16_t target_;
@@ -156,6 +161,7 @@ private:
     std::vector<int> dom_of_;
     std::vector<double> speed_, inv_speed_;
     std::vector<uint8_t> busy_;
+    std::vector<int> core_busy_;  // per core: its CPUs in C0 (only with turbo)
     std::vector<MachineProfile::IdleState> states_;
     bool teo_ = false;  // the idle governor is teo (else menu)
     bool uclamp_ = false;  // schedutil applies the runqueues' clamps

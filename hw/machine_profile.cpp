@@ -201,6 +201,17 @@ std::vector<MachineProfile::Line> MachineProfile::describe() const {
                    "idle_states", states_typed.dump()});
     out.push_back({"idle_governor", idle_governor, "", "cpuidle governor", source_of("idle_governor"), "idle_governor",
                    nlohmann::json(idle_governor).dump()});
+    if (!turbo_khz.empty()) {  // optional: listed only where a machine has it
+        std::string text;
+        nlohmann::json typed = nlohmann::json::array();
+        for (int64_t k : turbo_khz) {
+            if (!text.empty()) text += ' ';
+            text += std::to_string(k);
+            typed.push_back(exact_frequency(k));
+        }
+        out.push_back({"turbo_khz", text, "kHz", "at the highest OPP, the frequency with 1, 2, ... cores in C0",
+                       source_of("turbo"), "turbo", typed.dump()});
+    }
     if (!energy_model.empty()) {  // optional: listed only where a machine has one
         std::string text;
         nlohmann::json typed = nlohmann::json::array();
@@ -445,6 +456,31 @@ std::vector<MachineProfile::CpufreqPolicy> read_cpufreq_policies(const JsonNode&
     return out;
 }
 
+// Turbo bins by active cores: frequencies not increasing with more cores in C0.
+std::vector<int64_t> read_turbo(const JsonNode& v) {
+    v.require_array();
+    if (v.size() == 0) v.fail("expected at least one frequency (leave \"turbo\" out for none)");
+    if (v.size() > static_cast<size_t>(kMaxCpus)) v.fail("expected at most one frequency per core");
+    std::vector<int64_t> out;
+    for (size_t i = 0; i < v.size(); ++i) {
+        const int64_t k = v[i].as_frequency_khz(1000, 100000000);
+        if (!out.empty() && k > out.back())
+            v[i].fail("expected turbo frequencies by active cores, 1 core first: not rising with more cores");
+        out.push_back(k);
+    }
+    return out;
+}
+
+// turbo needs the shared OPP table it sits on top of.
+std::string turbo_mismatch(const MachineProfile& p) {
+    if (p.turbo_khz.empty()) return {};
+    if (!p.cpufreq_policies.empty()) return "expected no \"turbo\" with \"cpufreq_policies\" (turbo sits on the shared \"opp\" table)";
+    if (p.opp_khz.empty()) return "expected an \"opp\" table under \"turbo\" (a fixed clock has no P0 to boost)";
+    if (p.turbo_khz.back() < p.opp_khz.back())
+        return "expected turbo frequencies at or above the highest OPP (" + std::to_string(p.opp_khz.back()) + " kHz)";
+    return {};
+}
+
 std::string source_text(const JsonNode& n) {
     std::string s = n.as_string();
     if (s.empty()) n.fail("expected a source: where the value comes from (a datasheet, a measurement, an estimate)");
@@ -460,6 +496,7 @@ void MachineProfile::apply_overrides(const JsonNode& node) {
     InputErrorCollector errors;  // every unknown key and bad value, each on its own line
     names.push_back("energy_model");
     names.push_back("cpufreq_policies");
+    names.push_back("turbo");
     errors.attempt([&] { node.check_keys(names); });
     if (auto v = node.get("cpufreq_policies"))
         errors.attempt([&] {
@@ -478,7 +515,17 @@ void MachineProfile::apply_overrides(const JsonNode& node) {
             energy_model = read_energy_model(*v);
             sources["energy_model"] = "scenario override";
         });
+    if (auto v = node.get("turbo"))
+        errors.attempt([&] {
+            turbo_khz = read_turbo(*v);
+            sources["turbo"] = "scenario override";
+        });
     errors.finish();
+    if (const std::string why = turbo_mismatch(*this); !why.empty()) {
+        for (const char* k : {"turbo", "opp", "cpufreq_policies"})
+            if (auto v = node.get(k)) v->fail(why);
+        node.fail(why);
+    }
 }
 
 MachineProfile profile_from_json(const JsonNode& node, std::string name) {
@@ -489,6 +536,7 @@ MachineProfile profile_from_json(const JsonNode& node, std::string name) {
     names.insert(names.end(), param_keys().begin(), param_keys().end());
     names.push_back("energy_model");  // optional
     names.push_back("cpufreq_policies");  // optional; replaces "opp" and "freq_domain"
+    names.push_back("turbo");  // optional
     InputErrorCollector errors;  // every parameter's mistakes, each on its own line
     const bool keys_ok = errors.attempt([&] { node.check_keys(names); });
     // A misspelt key is one mistake: the required key it stands for is not reported missing too.
@@ -540,7 +588,9 @@ MachineProfile profile_from_json(const JsonNode& node, std::string name) {
     };
     structured("cpufreq_policies", [&](const JsonNode& v) { p.cpufreq_policies = read_cpufreq_policies(v); });
     structured("energy_model", [&](const JsonNode& v) { p.energy_model = read_energy_model(v); });
+    structured("turbo", [&](const JsonNode& v) { p.turbo_khz = read_turbo(v); });
     errors.finish();
+    if (const std::string why = turbo_mismatch(p); !why.empty()) node.at("turbo").at("value").fail(why);
     return p;
 }
 

@@ -59,6 +59,10 @@ struct MachineProfile {
     std::string governor = "performance";  // performance, powersave, schedutil, ondemand, conservative
     int64_t sugov_rate_limit_ns = 0;  // schedutil rate_limit_us; 0: 1.5 x transition latency, else 1 ms
     int64_t sampling_ns = 8000000;    // ondemand/conservative sampling period (2 ticks at HZ=250)
+    // Turbo Boost, optional: the frequency a clock domain runs at while the governor asks for its
+    // highest OPP (the P0 request) and 1, 2, ... of its cores are in C0 (beyond the list: its last
+    // entry). Empty: the highest OPP is the frequency.
+    std::vector<int64_t> turbo_khz;
     static constexpr int64_t kMinSamplingNs = 100000;  // shortest sampling period a profile may set
 
     // Idle states (cpuidle), shallow to deep; empty: one state from idle_exit_ns / idle_polls.

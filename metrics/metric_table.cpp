@@ -318,7 +318,7 @@ constexpr MetricDef kRows[] = {
          for (double khz : in.hw.cpu_freq_khz) f.push_back(static_cast<int64_t>(std::llround(khz)));
          return f;
      },
-     "per CPU: time-weighted mean frequency over the window"},
+     "per CPU: time-weighted mean clock over the window (with `turbo`, the turbo bin while at P0)"},
     {Metric::freq_khz_mean, "freq_khz.mean", "kHz", K::mean, T::integer, B::neither, G::frequency, kRunOnly,
      [](const RunInputs& in) -> MetricValue { return static_cast<int64_t>(std::llround(in.hw.freq_khz_mean)); },
      "mean of `cpu_freq_khz` (unrounded) over all CPUs"},
@@ -332,7 +332,7 @@ constexpr MetricDef kRows[] = {
          for (const auto& [khz, frac] : in.hw.freq_residency) b.emplace_back(std::to_string(khz), frac);
          return b;
      },
-     "object, OPP (kHz) → fraction of all CPU-time at that OPP"},
+     "object, OPP (kHz) → fraction of all CPU-time at that OPP (the OPP the governor set: P0 under turbo)"},
     {Metric::idle_residency, "idle_residency", "fraction", K::breakdown, T::breakdown, B::neither, G::frequency,
      kRunOnly, [](const RunInputs& in) -> MetricValue { return Breakdown(in.hw.idle_residency); },
      "object, idle state → fraction of all CPU-time spent in it"},

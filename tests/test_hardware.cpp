@@ -80,6 +80,15 @@ std::function<void(MachineProfile&)> governor(const std::string& g) {
     return [g](MachineProfile& p) { p.governor = g; };
 }
 
+// The tests of one mechanism (the governors, SMT contention) on e5-2650-2s leave its Turbo
+// Boost out: at P0 its clock depends on the cores in C0 (the turbo tests below).
+std::function<void(MachineProfile&)> no_turbo(const std::function<void(MachineProfile&)>& edit = {}) {
+    return [edit](MachineProfile& p) {
+        p.turbo_khz.clear();
+        if (edit) edit(p);
+    };
+}
+
 int64_t lowest_opp_at_least(const MachineProfile& p, double khz) {
     for (int64_t f : p.opp_khz)
         if (static_cast<double>(f) >= khz) return f;
@@ -279,8 +288,8 @@ TEST_CASE("schedutil: with per-core P-states (xeon-2s-16c32t) only the core's tw
 TEST_CASE("performance stays at fmax and powersave at fmin whatever the utilisation", "[hardware]") {
     for (double u : {0.0, 0.3, 0.9, 1.0}) {
         INFO("util " << u);
-        Rig perf("e5-2650-2s", governor("performance"));
-        Rig save("e5-2650-2s", governor("powersave"));
+        Rig perf("e5-2650-2s", no_turbo(governor("performance")));
+        Rig save("e5-2650-2s", no_turbo(governor("powersave")));
         for (Rig* r : {&perf, &save}) {
             r->advance_to(kStart);
             for (int c = 0; c < r->topo.nr_cpus(); ++c) r->set_util(c, u);
@@ -609,12 +618,71 @@ TEST_CASE("cache: shared data costs nothing on the CPU that touched it last and 
     CHECK(r.hw.touch_shared(obj, 0, 3) == 0);
 }
 
+TEST_CASE("turbo: at P0 the E5-2650 v2 package runs at the bin for its cores in C0, below P0 at the OPP", "[hardware][turbo]") {
+    Rig r("e5-2650-2s", governor("performance"));
+    REQUIRE(r.prof.turbo_khz.size() == 8);
+    REQUIRE(r.topo.same_core(0, 16));
+    REQUIRE(r.topo.cpu(8).package != r.topo.cpu(0).package);
+    const double t34 = 3400000.0 / kFmax, t32 = 3200000.0 / kFmax, t31 = 3100000.0 / kFmax;
+    r.hw.set_busy(0, true);  // one core in C0: the 1-core bin
+    CHECK(r.hw.effective_khz(0) == 3400000);
+    CHECK(r.hw.freq_khz(0) == kFmax);  // the OPP the governor set is P0
+    CHECK(r.hw.speed(0) == Approx(t34));
+    CHECK(r.hw.invariant_speed(0) == Approx(1.0));  // PELT's frequency invariance is capped at P0
+    r.hw.set_busy(16, true);  // its SMT sibling: still one core
+    CHECK(r.hw.effective_khz(0) == 3400000);
+    r.hw.set_busy(8, true);  // the other package has its own clock and count
+    CHECK(r.hw.effective_khz(0) == 3400000);
+    CHECK(r.hw.effective_khz(8) == 3400000);
+    r.client.changed.clear();
+    r.hw.set_busy(1, true);  // two cores: one bin less, and the package's CPUs are told
+    CHECK(r.hw.effective_khz(0) == 3300000);
+    CHECK(r.changed_set().count(0) == 1);
+    CHECK(r.changed_set().count(8) == 0);
+    r.hw.set_busy(2, true);  // three cores
+    CHECK(r.hw.effective_khz(0) == 3200000);
+    CHECK(r.hw.speed(1) == Approx(t32));
+    for (int c = 3; c < 8; ++c) r.hw.set_busy(c, true);  // all eight cores
+    CHECK(r.hw.effective_khz(0) == 3100000);
+    CHECK(r.hw.speed(7) == Approx(t31));
+    CHECK(r.hw.speed(16) == Approx(t31 * 0.62));  // SMT contention on top of the clock
+    for (int c = 1; c < 8; ++c) r.hw.set_busy(c, false);
+    CHECK(r.hw.effective_khz(0) == 3400000);
+
+    // Below P0 there is no turbo: the clock is the OPP.
+    Rig save("e5-2650-2s", governor("powersave"));
+    save.hw.set_busy(0, true);
+    CHECK(save.hw.effective_khz(0) == kFmin);
+    CHECK(save.hw.speed(0) == Approx(static_cast<double>(kFmin) / kFmax));
+}
+
+TEST_CASE("turbo: schedutil's drop from P0 ends the boost, and its return restores the bin", "[hardware][turbo]") {
+    Rig r("e5-2650-2s");
+    r.advance_to(kStart);
+    r.hw.set_busy(0, true);
+    r.set_util(0, 1.0);
+    r.hw.util_changed(0);
+    r.advance(kNsPerMs);
+    REQUIRE(r.hw.freq_khz(0) == kFmax);
+    CHECK(r.hw.effective_khz(0) == 3400000);
+    r.set_util(0, 0.2);
+    r.hw.util_changed(0);
+    r.advance(kNsPerMs);
+    REQUIRE(r.hw.freq_khz(0) < kFmax);
+    CHECK(r.hw.effective_khz(0) == r.hw.freq_khz(0));
+    CHECK(r.hw.speed(0) == Approx(static_cast<double>(r.hw.freq_khz(0)) / kFmax));
+    r.set_util(0, 1.0);
+    r.hw.util_changed(0);
+    r.advance(kNsPerMs);
+    CHECK(r.hw.effective_khz(0) == 3400000);
+}
+
 // ---------------------------------------------------------------------------------------------
 // 5. SMT contention
 // ---------------------------------------------------------------------------------------------
 
 TEST_CASE("SMT: a thread runs at capacity x frequency ratio alone and at smt_factor of that while its sibling is busy", "[hardware]") {
-    Rig r("e5-2650-2s");
+    Rig r("e5-2650-2s", no_turbo());
     REQUIRE(r.prof.smt_factor_pct == 62);
     REQUIRE(r.topo.same_core(0, 16));
     const double f = 0.62;
@@ -652,7 +720,7 @@ TEST_CASE("SMT: a thread runs at capacity x frequency ratio alone and at smt_fac
 }
 
 TEST_CASE("SMT: contention scales the current frequency, not the maximum", "[hardware]") {
-    Rig r("e5-2650-2s");
+    Rig r("e5-2650-2s", no_turbo());
     r.advance_to(kStart);
     r.set_util(0, 0.0);
     r.hw.util_changed(0);
@@ -674,7 +742,7 @@ TEST_CASE("SMT: contention scales the current frequency, not the maximum", "[har
 }
 
 TEST_CASE("SMT: smt_factor_pct 100 means no contention", "[hardware]") {
-    Rig r("e5-2650-2s", [](MachineProfile& p) { p.smt_factor_pct = 100; });
+    Rig r("e5-2650-2s", no_turbo([](MachineProfile& p) { p.smt_factor_pct = 100; }));
     r.hw.set_busy(16, true);
     CHECK(r.hw.speed(0) == Approx(1.0));
     CHECK(r.client.changed.empty());
@@ -748,11 +816,12 @@ TEST_CASE("end to end: a request/reply pair split over two cores runs at a lower
     // Split, each CPU is about half busy and the package P-state sinks (f' = 1.25 b f < f).
     CHECK(busy(split) < busy(same));
     CHECK(busy(split) <= 2000000);
-    // performance: both at fmax, whatever the placement.
-    CHECK(busy(same_perf) == kFmax);
-    CHECK(busy(split_perf) == kFmax);
-    CHECK(same_perf.integer(Metric::freq_khz_mean) == kFmax);
-    CHECK(split_perf.per_cpu_integers(Metric::cpu_freq_khz).at(1) == kFmax);
+    // performance: P0 whatever the placement; a strict ping-pong keeps one core in C0 at a time,
+    // so the package runs at the E5-2650 v2's one-core turbo bin.
+    CHECK(busy(same_perf) == 3400000);
+    CHECK(busy(split_perf) == 3400000);
+    CHECK(same_perf.integer(Metric::freq_khz_mean) >= kFmax);
+    CHECK(split_perf.per_cpu_integers(Metric::cpu_freq_khz).at(1) == 3400000);  // the clock, not the OPP (P0)
     // Split, the pipe data and the reply cross cores: refill is charged; stacked it is not.
     CHECK(split_perf.integer(Metric::time_lost_cache_refill_ns) > same_perf.integer(Metric::time_lost_cache_refill_ns));
 }

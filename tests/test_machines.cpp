@@ -76,9 +76,10 @@ TEST_CASE("machines: the list of machines is the files of machines/, sorted, eac
         CHECK(!m.topo.description().empty());
         CHECK(!m.profile.source.empty());
         // Five structured parameters (cpufreq_policies in place of opp and freq_domain where a machine
-        // has per-policy clocks), and the optional energy model where a machine has one.
+        // has per-policy clocks), and the optional energy model and turbo bins where a machine has them.
         const size_t structured = m.profile.cpufreq_policies.empty() ? 5 : 4;
-        CHECK(m.profile.describe().size() == MachineProfile::params().size() + structured + (m.profile.energy_model.empty() ? 0 : 1));
+        CHECK(m.profile.describe().size() == MachineProfile::params().size() + structured +
+                                                 (m.profile.energy_model.empty() ? 0 : 1) + (m.profile.turbo_khz.empty() ? 0 : 1));
     }
     CHECK_THROWS_WITH(machine_path("zen4"), Catch::Contains("epyc-zen4-2s"));
     CHECK_THROWS_AS(make_machine_profile("machines/kvm-2vcpu.json"), std::out_of_range);

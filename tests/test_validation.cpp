@@ -185,7 +185,8 @@ TEST_CASE("On an E5-2650 a request/reply pair on one CPU is clearly fastest unde
     // The mechanism: split, each CPU is half busy and schedutil lets the package clock fall.
     CHECK(m.at("other-core/schedutil/plain").integer(Metric::freq_khz_busy) <
           m.at("same-cpu/schedutil/plain").integer(Metric::freq_khz_busy));
-    CHECK(m.at("other-core/performance/plain").integer(Metric::freq_khz_busy) == 2600000);
+    // performance holds P0, and the ping-pong keeps one core in C0 at a time: the one-core turbo bin.
+    CHECK(m.at("other-core/performance/plain").integer(Metric::freq_khz_busy) == 3400000);
 }
 
 TEST_CASE("fuse-bg-xeon: background requests on the next core beat fio's own core (table B direction), "
