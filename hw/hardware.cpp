@@ -133,9 +133,17 @@ void Hardware::recompute_speed(int cpu) {
     // Frequency invariance: the CPU's capacity at its policy's current over its highest frequency.
     const Domain& d = dom(cpu);
     double s = topo_.cpu(cpu).capacity / 1024.0 * static_cast<double>(d.cur) / static_cast<double>(d.fmax);
-    inv_speed_[static_cast<size_t>(cpu)] = s;
-    // Above P0 the work runs faster; frequency invariance stays capped at the highest OPP.
-    if (d.eff != d.cur) s = topo_.cpu(cpu).capacity / 1024.0 * static_cast<double>(d.eff) / static_cast<double>(d.fmax);
+    if (!prof_.turbo_khz.empty()) {
+        // x86 with turbo (core_set_max_freq_ratio()): the clock over the four-core turbo bin, at
+        // most 1; work runs at the clock, above 1 at turbo.
+        const auto& bins = prof_.turbo_khz;
+        const double ref = static_cast<double>(bins[std::min<size_t>(3, bins.size() - 1)]);
+        inv_speed_[static_cast<size_t>(cpu)] =
+            topo_.cpu(cpu).capacity / 1024.0 * std::min(1.0, static_cast<double>(d.eff) / ref);
+        s = topo_.cpu(cpu).capacity / 1024.0 * static_cast<double>(d.eff) / static_cast<double>(d.fmax);
+    } else {
+        inv_speed_[static_cast<size_t>(cpu)] = s;
+    }
     if (prof_.smt_factor_pct < 100) {
         const CpuSet& sib = topo_.smt_siblings(cpu);
         for (int x = sib.first(); x >= 0; x = sib.next(x + 1))

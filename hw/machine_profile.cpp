@@ -458,8 +458,7 @@ std::vector<MachineProfile::CpufreqPolicy> read_cpufreq_policies(const JsonNode&
 
 // Turbo bins by active cores: frequencies not increasing with more cores in C0.
 std::vector<int64_t> read_turbo(const JsonNode& v) {
-    v.require_array();
-    if (v.size() == 0) v.fail("expected at least one frequency (leave \"turbo\" out for none)");
+    v.require_array();  // empty: no turbo (a scenario's way to turn a machine's off: cpufreq boost 0)
     if (v.size() > static_cast<size_t>(kMaxCpus)) v.fail("expected at most one frequency per core");
     std::vector<int64_t> out;
     for (size_t i = 0; i < v.size(); ++i) {

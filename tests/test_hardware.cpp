@@ -172,7 +172,7 @@ TEST_CASE("schedutil: the frequency follows utilisation with 25% headroom (f = l
 }
 
 TEST_CASE("schedutil: a new frequency takes effect only after the transition latency, on every CPU of the domain", "[hardware]") {
-    Rig r("e5-2650-2s");
+    Rig r("e5-2650-2s", no_turbo());
     r.advance_to(kStart);
     r.set_util(0, 0.5);
     r.hw.util_changed(0);
@@ -628,7 +628,7 @@ TEST_CASE("turbo: at P0 the E5-2650 v2 package runs at the bin for its cores in 
     CHECK(r.hw.effective_khz(0) == 3400000);
     CHECK(r.hw.freq_khz(0) == kFmax);  // the OPP the governor set is P0
     CHECK(r.hw.speed(0) == Approx(t34));
-    CHECK(r.hw.invariant_speed(0) == Approx(1.0));  // PELT's frequency invariance is capped at P0
+    CHECK(r.hw.invariant_speed(0) == Approx(1.0));  // PELT's frequency invariance is capped at 1
     r.hw.set_busy(16, true);  // its SMT sibling: still one core
     CHECK(r.hw.effective_khz(0) == 3400000);
     r.hw.set_busy(8, true);  // the other package has its own clock and count
@@ -649,11 +649,13 @@ TEST_CASE("turbo: at P0 the E5-2650 v2 package runs at the bin for its cores in 
     for (int c = 1; c < 8; ++c) r.hw.set_busy(c, false);
     CHECK(r.hw.effective_khz(0) == 3400000);
 
-    // Below P0 there is no turbo: the clock is the OPP.
+    // Below P0 there is no turbo: the clock is the OPP. Frequency invariance divides by the
+    // four-core bin, as x86's core_set_max_freq_ratio() does.
     Rig save("e5-2650-2s", governor("powersave"));
     save.hw.set_busy(0, true);
     CHECK(save.hw.effective_khz(0) == kFmin);
     CHECK(save.hw.speed(0) == Approx(static_cast<double>(kFmin) / kFmax));
+    CHECK(save.hw.invariant_speed(0) == Approx(static_cast<double>(kFmin) / 3100000.0));
 }
 
 TEST_CASE("turbo: schedutil's drop from P0 ends the boost, and its return restores the bin", "[hardware][turbo]") {
@@ -1017,7 +1019,8 @@ TEST_CASE("schedutil reads cpu_util_cfs_boost(): two tasks waking together on on
     // the first half of the busy time), and runnable boosting (v6.5) makes schedutil ask for
     // 1.25 x 768/1024 x 2.6 GHz instead of 1.25 x 512/1024 x 2.6 GHz.
     const auto busy_khz = [](int count, const std::string& run) {
-        json d = json::parse(R"({"machine": "e5-2650-2s",
+        // Turbo off (cpufreq boost 0): the arithmetic above is at 2.6 GHz.
+        json d = json::parse(R"({"machine": {"preset": "e5-2650-2s", "profile": {"turbo": []}},
           "workload": {"kind": "program", "timers": {"tick": {"mode": "absolute"}},
             "tasks": [{"name": "w", "cpus": "0", "program": [{"loop": 0, "do": [{"run": "1ms"}, {"timer": "tick", "period": "4ms"}]}]}]},
           "policies": ["plain"], "run": {"duration": "400ms", "warmup": "200ms", "seeds": [1]}})");
