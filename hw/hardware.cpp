@@ -94,10 +94,18 @@ Hardware::Hardware(Engine& engine, const Topology& topo, const MachineProfile& p
     if (!prof_.turbo_khz.empty()) {
         if (!prof_.cpufreq_policies.empty() || prof_.opp_khz.empty())
             throw std::invalid_argument("turbo needs the shared OPP table (machine profile checks this)");
-        int cores = 0;
-        for (int c = 0; c < n; ++c) cores = std::max(cores, topo_.cpu(c).core + 1);
-        core_busy_.assign(static_cast<size_t>(cores), 0);
-        for (auto& d : doms_) d.eff = turbo_khz(d);
+        // Turbo bins count the package's cores in C0, whatever its clock domains.
+        int cores = 0, pkgs = 0;
+        for (int c = 0; c < n; ++c) {
+            cores = std::max(cores, topo_.cpu(c).core + 1);
+            pkgs = std::max(pkgs, topo_.cpu(c).package + 1);
+        }
+        core_c0_.assign(static_cast<size_t>(cores), 0);
+        c0_.assign(static_cast<size_t>(n), 0);
+        pkg_active_.assign(static_cast<size_t>(pkgs), 0);
+        pkg_doms_.assign(static_cast<size_t>(pkgs), {});
+        for (size_t i = 0; i < doms_.size(); ++i)
+            pkg_doms_[static_cast<size_t>(topo_.cpu(doms_[i].cpus.front()).package)].push_back(static_cast<int>(i));
     }
     boost_.assign(static_cast<size_t>(n), 0);
     boost_time_.assign(static_cast<size_t>(n), 0);
@@ -133,17 +141,11 @@ void Hardware::recompute_speed(int cpu) {
     // Frequency invariance: the CPU's capacity at its policy's current over its highest frequency.
     const Domain& d = dom(cpu);
     double s = topo_.cpu(cpu).capacity / 1024.0 * static_cast<double>(d.cur) / static_cast<double>(d.fmax);
-    if (!prof_.turbo_khz.empty()) {
-        // x86 with turbo (core_set_max_freq_ratio()): the clock over the four-core turbo bin, at
-        // most 1; work runs at the clock, above 1 at turbo.
-        const auto& bins = prof_.turbo_khz;
-        const double ref = static_cast<double>(bins[std::min<size_t>(3, bins.size() - 1)]);
-        inv_speed_[static_cast<size_t>(cpu)] =
-            topo_.cpu(cpu).capacity / 1024.0 * std::min(1.0, static_cast<double>(d.eff) / ref);
-        s = topo_.cpu(cpu).capacity / 1024.0 * static_cast<double>(d.eff) / static_cast<double>(d.fmax);
-    } else {
-        inv_speed_[static_cast<size_t>(cpu)] = s;
-    }
+    inv_speed_[static_cast<size_t>(cpu)] = s;
+    // Above P0 the work runs faster. Frequency invariance stays capped at the highest OPP: without
+    // ACPI CPPC, acpi-cpufreq tells x86's scale-invariance code to use the nominal frequency
+    // (arch_set_max_freq_ratio(true) in acpi_cpufreq_cpu_init()).
+    if (d.eff != d.cur) s = topo_.cpu(cpu).capacity / 1024.0 * static_cast<double>(d.eff) / static_cast<double>(d.fmax);
     if (prof_.smt_factor_pct < 100) {
         const CpuSet& sib = topo_.smt_siblings(cpu);
         for (int x = sib.first(); x >= 0; x = sib.next(x + 1))
@@ -191,9 +193,24 @@ void Hardware::account(int cpu) {
 // requesting the P0 state").
 int64_t Hardware::turbo_khz(const Domain& d) const {
     if (prof_.turbo_khz.empty() || d.cur != d.fmax) return d.cur;
+    const int active = pkg_active_[static_cast<size_t>(topo_.cpu(d.cpus.front()).package)];
+    if (active == 0) return d.cur;  // nothing runs: no clock to report above P0
     const auto& bins = prof_.turbo_khz;
-    const size_t i = static_cast<size_t>(std::clamp(d.active, 1, static_cast<int>(bins.size()))) - 1;
-    return bins[i];
+    return bins[static_cast<size_t>(std::min(active, static_cast<int>(bins.size()))) - 1];
+}
+
+// A CPU enters or leaves C0 (busy, or idle in a polling state): its core and package counts.
+void Hardware::set_c0(int cpu, bool on) {
+    uint8_t& c0 = c0_[static_cast<size_t>(cpu)];
+    if ((c0 != 0) == on) return;
+    c0 = on ? 1 : 0;
+    const CpuInfo& ci = topo_.cpu(cpu);
+    int& k = core_c0_[static_cast<size_t>(ci.core)];
+    const bool core_was = k > 0;
+    k += on ? 1 : -1;
+    if (core_was == (k > 0)) return;
+    pkg_active_[static_cast<size_t>(ci.package)] += on ? 1 : -1;
+    for (int d : pkg_doms_[static_cast<size_t>(ci.package)]) update_eff(doms_[static_cast<size_t>(d)]);
 }
 
 void Hardware::update_eff(Domain& d) {
@@ -211,18 +228,8 @@ void Hardware::update_eff(Domain& d) {
 void Hardware::set_busy(int cpu, bool busy) {
     account(cpu);
     acc_[static_cast<size_t>(cpu)].busy = busy;
-    const bool was = busy_[static_cast<size_t>(cpu)] != 0;
     busy_[static_cast<size_t>(cpu)] = busy ? 1 : 0;
-    if (!core_busy_.empty() && was != busy) {
-        int& k = core_busy_[static_cast<size_t>(topo_.cpu(cpu).core)];
-        const bool core_was = k > 0;
-        k += busy ? 1 : -1;
-        if (core_was != (k > 0)) {
-            Domain& d = doms_[static_cast<size_t>(dom_of_[static_cast<size_t>(cpu)])];
-            d.active += busy ? 1 : -1;
-            update_eff(d);
-        }
-    }
+    if (!c0_.empty()) set_c0(cpu, busy);
     if (prof_.smt_factor_pct >= 100) return;
     // SMT contention: the siblings' speed depends on this CPU running.
     const CpuSet& sib = topo_.smt_siblings(cpu);
@@ -373,6 +380,7 @@ void Hardware::idle_enter(int cpu) {
     for (size_t i = 0; i < states_.size(); ++i)
         if (states_[i].residency_ns <= predicted) pick = static_cast<int>(i);
     idle_state_[static_cast<size_t>(cpu)] = pick;
+    if (!c0_.empty() && states_[static_cast<size_t>(pick)].polling) set_c0(cpu, true);  // POLL is C0
     acc_[static_cast<size_t>(cpu)].idle_entered = engine_.now();
     acc_[static_cast<size_t>(cpu)].idle_since = engine_.now();
     if (obs_) obs_->cpu_idle(engine_.now(), cpu, pick);

@@ -117,7 +117,6 @@ private:
         int64_t fmin = 1, fmax = 1;
         int64_t cur = 0, target = 0;
         int64_t eff = 0;     // the clock it runs at: cur, or at the highest OPP the turbo bin
-        int active = 0;      // cores with a CPU in C0 (turbo bins count them)
         size_t cur_idx = 0;  // index of cur in the OPP table
         int64_t requested = 0;  // conservative: the unrounded frequency it steps
         Time last_eval = -kTimeNever;
@@ -147,6 +146,7 @@ private:
     void sample(Domain& d);
     int64_t turbo_khz(const Domain& d) const;
     void update_eff(Domain& d);
+    void set_c0(int cpu, bool on);
 
     Engine& engine_;
     uint16_t target_;
@@ -161,7 +161,11 @@ private:
     std::vector<int> dom_of_;
     std::vector<double> speed_, inv_speed_;
     std::vector<uint8_t> busy_;
-    std::vector<int> core_busy_;  // per core: its CPUs in C0 (only with turbo)
+    // Turbo only: CPUs in C0 (busy, or idle in a polling state), per core its CPUs in C0, per
+    // package its cores in C0 and its clock domains.
+    std::vector<uint8_t> c0_;
+    std::vector<int> core_c0_, pkg_active_;
+    std::vector<std::vector<int>> pkg_doms_;
     std::vector<MachineProfile::IdleState> states_;
     bool teo_ = false;  // the idle governor is teo (else menu)
     bool uclamp_ = false;  // schedutil applies the runqueues' clamps

@@ -457,9 +457,12 @@ std::vector<MachineProfile::CpufreqPolicy> read_cpufreq_policies(const JsonNode&
 }
 
 // Turbo bins by active cores: frequencies not increasing with more cores in C0.
-std::vector<int64_t> read_turbo(const JsonNode& v) {
-    v.require_array();  // empty: no turbo (a scenario's way to turn a machine's off: cpufreq boost 0)
-    if (v.size() > static_cast<size_t>(kMaxCpus)) v.fail("expected at most one frequency per core");
+// `allow_empty`: a scenario's override may turn a machine's turbo off with [] (cpufreq boost 0).
+std::vector<int64_t> read_turbo(const JsonNode& v, bool allow_empty) {
+    v.require_array();
+    if (v.size() == 0 && !allow_empty) v.fail("expected at least one frequency (leave \"turbo\" out for none)");
+    if (v.size() > static_cast<size_t>(kMaxCpus))
+        v.fail("expected at most " + std::to_string(kMaxCpus) + " frequencies (one per core in C0)");
     std::vector<int64_t> out;
     for (size_t i = 0; i < v.size(); ++i) {
         const int64_t k = v[i].as_frequency_khz(1000, 100000000);
@@ -473,10 +476,12 @@ std::vector<int64_t> read_turbo(const JsonNode& v) {
 // turbo needs the shared OPP table it sits on top of.
 std::string turbo_mismatch(const MachineProfile& p) {
     if (p.turbo_khz.empty()) return {};
-    if (!p.cpufreq_policies.empty()) return "expected no \"turbo\" with \"cpufreq_policies\" (turbo sits on the shared \"opp\" table)";
-    if (p.opp_khz.empty()) return "expected an \"opp\" table under \"turbo\" (a fixed clock has no P0 to boost)";
+    const std::string off = "; \"turbo\": [] turns it off";
+    if (!p.cpufreq_policies.empty())
+        return "expected no \"turbo\" with \"cpufreq_policies\" (turbo sits on the shared \"opp\" table)" + off;
+    if (p.opp_khz.empty()) return "expected an \"opp\" table under \"turbo\" (a fixed clock has no P0 to boost)" + off;
     if (p.turbo_khz.back() < p.opp_khz.back())
-        return "expected turbo frequencies at or above the highest OPP (" + std::to_string(p.opp_khz.back()) + " kHz)";
+        return "expected turbo frequencies at or above the highest OPP (" + std::to_string(p.opp_khz.back()) + " kHz)" + off;
     return {};
 }
 
@@ -516,15 +521,17 @@ void MachineProfile::apply_overrides(const JsonNode& node) {
         });
     if (auto v = node.get("turbo"))
         errors.attempt([&] {
-            turbo_khz = read_turbo(*v);
+            turbo_khz = read_turbo(*v, true);
             sources["turbo"] = "scenario override";
         });
+    errors.attempt([&] {
+        if (const std::string why = turbo_mismatch(*this); !why.empty()) {
+            for (const char* k : {"turbo", "opp", "cpufreq_policies"})
+                if (auto v = node.get(k)) v->fail(why);
+            node.fail(why);
+        }
+    });
     errors.finish();
-    if (const std::string why = turbo_mismatch(*this); !why.empty()) {
-        for (const char* k : {"turbo", "opp", "cpufreq_policies"})
-            if (auto v = node.get(k)) v->fail(why);
-        node.fail(why);
-    }
 }
 
 MachineProfile profile_from_json(const JsonNode& node, std::string name) {
@@ -587,9 +594,14 @@ MachineProfile profile_from_json(const JsonNode& node, std::string name) {
     };
     structured("cpufreq_policies", [&](const JsonNode& v) { p.cpufreq_policies = read_cpufreq_policies(v); });
     structured("energy_model", [&](const JsonNode& v) { p.energy_model = read_energy_model(v); });
-    structured("turbo", [&](const JsonNode& v) { p.turbo_khz = read_turbo(v); });
+    // turbo against the OPP table only once that table was read: no second line for one mistake.
+    const bool clocks_read = errors.empty();
+    structured("turbo", [&](const JsonNode& v) { p.turbo_khz = read_turbo(v, false); });
+    if (clocks_read)
+        errors.attempt([&] {
+            if (const std::string why = turbo_mismatch(p); !why.empty()) node.at("turbo").at("value").fail(why);
+        });
     errors.finish();
-    if (const std::string why = turbo_mismatch(p); !why.empty()) node.at("turbo").at("value").fail(why);
     return p;
 }
 

@@ -649,13 +649,44 @@ TEST_CASE("turbo: at P0 the E5-2650 v2 package runs at the bin for its cores in 
     for (int c = 1; c < 8; ++c) r.hw.set_busy(c, false);
     CHECK(r.hw.effective_khz(0) == 3400000);
 
-    // Below P0 there is no turbo: the clock is the OPP. Frequency invariance divides by the
-    // four-core bin, as x86's core_set_max_freq_ratio() does.
+    // Nothing in C0: the package reports its OPP.
+    r.hw.set_busy(0, false);
+    r.hw.set_busy(16, false);
+    CHECK(r.hw.effective_khz(0) == kFmax);
+    CHECK(r.hw.effective_khz(8) == 3400000);  // the other package still has CPU 8
+
+    // Below P0 there is no turbo: the clock is the OPP, and frequency invariance its ratio to the
+    // highest OPP (acpi-cpufreq without CPPC: the nominal frequency).
     Rig save("e5-2650-2s", governor("powersave"));
     save.hw.set_busy(0, true);
     CHECK(save.hw.effective_khz(0) == kFmin);
     CHECK(save.hw.speed(0) == Approx(static_cast<double>(kFmin) / kFmax));
-    CHECK(save.hw.invariant_speed(0) == Approx(static_cast<double>(kFmin) / 3100000.0));
+    CHECK(save.hw.invariant_speed(0) == Approx(static_cast<double>(kFmin) / kFmax));
+
+    // The bins count the package's cores whatever its clock domains (per-core P-states).
+    Rig per_core("e5-2650-2s", [](MachineProfile& p) {
+        p.governor = "performance";
+        p.freq_domain = "core";
+    });
+    for (int c = 0; c < 8; ++c) per_core.hw.set_busy(c, true);
+    CHECK(per_core.hw.effective_khz(0) == 3100000);
+    CHECK(per_core.hw.effective_khz(7) == 3100000);
+
+    // A CPU idling in a polling state is in C0: its core counts.
+    Rig poll("e5-2650-2s", governor("performance"));
+    REQUIRE(poll.prof.effective_idle_states().front().polling);
+    poll.hw.set_busy(0, true);
+    REQUIRE(poll.hw.effective_khz(0) == 3400000);
+    poll.hw.set_busy(1, true);
+    poll.hw.set_busy(1, false);
+    for (int i = 0; i < 8; ++i) {  // short idle periods teach the governor to poll
+        poll.hw.idle_enter(1);
+        poll.hw.idle_exit(1);
+    }
+    poll.hw.idle_enter(1);
+    REQUIRE(poll.hw.idle_state(1) == 0);
+    CHECK(poll.hw.effective_khz(0) == 3300000);
+    poll.hw.idle_exit(1);
 }
 
 TEST_CASE("turbo: schedutil's drop from P0 ends the boost, and its return restores the bin", "[hardware][turbo]") {
@@ -823,7 +854,8 @@ TEST_CASE("end to end: a request/reply pair split over two cores runs at a lower
     CHECK(busy(same_perf) == 3400000);
     CHECK(busy(split_perf) == 3400000);
     CHECK(same_perf.integer(Metric::freq_khz_mean) >= kFmax);
-    CHECK(split_perf.per_cpu_integers(Metric::cpu_freq_khz).at(1) == 3400000);  // the clock, not the OPP (P0)
+    // The clock, not the OPP: turbo while a core of the package is in C0, P0's 2.6 GHz while none is.
+    CHECK(split_perf.per_cpu_integers(Metric::cpu_freq_khz).at(1) > kFmax);
     // Split, the pipe data and the reply cross cores: refill is charged; stacked it is not.
     CHECK(split_perf.integer(Metric::time_lost_cache_refill_ns) > same_perf.integer(Metric::time_lost_cache_refill_ns));
 }
