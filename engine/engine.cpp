@@ -32,15 +32,8 @@ inline Key key(const Event& e) {
     return k;
 }
 
-}  // namespace
-
-Engine::Engine() { heap_.push_back(kSentinel); }
-
-void Engine::heap_push(const Event& ev) {
-    heap_.back() = ev;  // the sentinel's place
-    heap_.push_back(kSentinel);
-    Event* h = heap_.data();
-    size_t i = heap_.size() - 2;
+// Moves `ev` up from the hole at index i to its place.
+inline void sift_up(Event* h, size_t i, const Event& ev) {
     const Key k = key(ev);
     while (i > 0) {
         const size_t parent = (i - 1) / 2;
@@ -49,6 +42,16 @@ void Engine::heap_push(const Event& ev) {
         i = parent;
     }
     h[i] = ev;
+}
+
+}  // namespace
+
+Engine::Engine() { heap_.push_back(kSentinel); }
+
+void Engine::heap_push(const Event& ev) {
+    heap_.back() = ev;  // the sentinel's place
+    heap_.push_back(kSentinel);
+    sift_up(heap_.data(), heap_.size() - 2, ev);
 }
 
 Event Engine::heap_pop() {
@@ -70,15 +73,7 @@ Event Engine::heap_pop() {
         std::memcpy(base + hole, base + c, sizeof(Event));
         hole = c;
     }
-    size_t i = hole / sizeof(Event);
-    const Key k = key(last);
-    while (i > 0) {
-        const size_t parent = (i - 1) / 2;
-        if (key(h[parent]) <= k) break;
-        h[i] = h[parent];
-        i = parent;
-    }
-    h[i] = last;
+    sift_up(h, hole / sizeof(Event), last);
     return top;
 }
 

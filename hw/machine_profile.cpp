@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 #include <stdexcept>
+#include <utility>
 
 #include "input/json_input.h"
 #include "topology/cpuset.h"
@@ -141,6 +142,17 @@ std::string exact_frequency(int64_t khz) {
 
 std::vector<MachineProfile::Line> MachineProfile::describe() const {
     std::vector<Line> out;
+    // A list of frequencies: as text ("1200000 2600000", kHz) and as a user types it.
+    const auto freq_list = [](const std::vector<int64_t>& khz) {
+        std::string text;
+        nlohmann::json typed = nlohmann::json::array();
+        for (int64_t k : khz) {
+            if (!text.empty()) text += ' ';
+            text += std::to_string(k);
+            typed.push_back(exact_frequency(k));
+        }
+        return std::pair{text, typed.dump()};
+    };
     for (const auto& f : fields()) {
         const int64_t v = f.i ? this->*(f.i) : static_cast<int64_t>(this->*(f.b));
         std::string text = f.b ? (v ? "true" : "false") : std::to_string(v);
@@ -153,15 +165,9 @@ std::vector<MachineProfile::Line> MachineProfile::describe() const {
         out.push_back({f.info.name, text, f.info.unit, f.info.help, source_of(f.info.name), key, typed.dump()});
     }
     if (cpufreq_policies.empty()) {
-        std::string opps;
-        nlohmann::json opp_typed = nlohmann::json::array();
-        for (int64_t k : opp_khz) {
-            if (!opps.empty()) opps += ' ';
-            opps += std::to_string(k);
-            opp_typed.push_back(exact_frequency(k));
-        }
+        const auto [opps, opp_typed] = freq_list(opp_khz);
         out.push_back({"opp_khz", opps.empty() ? "fixed" : opps, "kHz", "operating points, ascending", source_of("opp_khz"),
-                       "opp", opp_typed.dump()});
+                       "opp", opp_typed});
         out.push_back({"freq_domain", freq_domain, "", "CPUs sharing a clock", source_of("freq_domain"), "freq_domain",
                        nlohmann::json(freq_domain).dump()});
     } else {  // per-policy clocks replace the shared table and its grouping
@@ -202,15 +208,9 @@ std::vector<MachineProfile::Line> MachineProfile::describe() const {
     out.push_back({"idle_governor", idle_governor, "", "cpuidle governor", source_of("idle_governor"), "idle_governor",
                    nlohmann::json(idle_governor).dump()});
     if (!turbo_khz.empty()) {  // optional: listed only where a machine has it
-        std::string text;
-        nlohmann::json typed = nlohmann::json::array();
-        for (int64_t k : turbo_khz) {
-            if (!text.empty()) text += ' ';
-            text += std::to_string(k);
-            typed.push_back(exact_frequency(k));
-        }
+        const auto [text, typed] = freq_list(turbo_khz);
         out.push_back({"turbo_khz", text, "kHz", "at the highest OPP, the frequency with 1, 2, ... cores in C0",
-                       source_of("turbo"), "turbo", typed.dump()});
+                       source_of("turbo"), "turbo", typed});
     }
     if (!energy_model.empty()) {  // optional: listed only where a machine has one
         std::string text;
