@@ -188,7 +188,7 @@ void Hardware::account(int cpu) {
     a.last = now;
 }
 
-// Turbo Boost: the P0 request runs at the bin for the domain's cores in C0 (Intel's datasheets:
+// Turbo Boost: the P0 request runs at the bin for the package's cores in C0 (Intel's datasheets:
 // "the number of cores operating in the C0 state"; "only active if the operating system is
 // requesting the P0 state").
 int64_t Hardware::turbo_khz(const Domain& d) const {
