@@ -249,6 +249,14 @@ constexpr MetricDef kRows[] = {
     {Metric::fuse_reply_ns_p99, "fuse.reply_ns.p99", "ns", K::percentile, T::integer, B::lower, G::fuse, kRunOnly,
      [](const RunInputs& in) -> MetricValue { return in.m.fuse.reply.percentile(0.99); },
      "99th percentile of the reply time"},
+    {Metric::fuse_ring_batch_mean, "fuse.ring_batch.mean", "requests", K::mean, T::real, B::neither, G::fuse,
+     kRunOnly,
+     [](const RunInputs& in) -> MetricValue {
+         const auto& f = in.m.fuse;
+         return f.ring_rounds == 0 ? 0.0 : static_cast<double>(f.ring_requests) / static_cast<double>(f.ring_rounds);
+     },
+     "io-uring: requests a ring thread handled per round, from finding its CQEs to its last reply of them; "
+     "above 1 only with `uring_reply_batch`, where a round's replies leave together (0: no ring thread ran)"},
 
     // ---- switches and balancing
     {Metric::context_switches, "context_switches", "count", K::counter, T::integer, B::neither, G::scheduling,

@@ -87,6 +87,7 @@ struct RoleTime {
 struct RequestTiming {
     uint64_t requests = 0;       // replies the requester saw (FORGETs and RELEASEs have none)
     uint64_t queue_changes = 0;  // io-uring: a request went to another queue than its requester's previous one
+    uint64_t ring_rounds = 0, ring_requests = 0;  // io-uring: ring threads' CQE rounds and the requests in them
     LatencyHistogram queue, server, reply, total;
     void clear() { *this = RequestTiming(); }
 };

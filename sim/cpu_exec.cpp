@@ -160,7 +160,7 @@ inline void CpuExec::on_ipi(int cpu) {
             const OnCpu local(*this, cpu);
             sched_.sched_ttwu_pending(cpu);
         }
-        if (*c.need_resched && !prof_.preempt_lazy) {
+        if (*c.need_resched && !prof_.preempt_lazy && !c.ctx.no_preempt) {
             c.ipi_switch = charge;
             preempt_now(cpu);
             c.ipi_switch = false;
@@ -304,9 +304,11 @@ void CpuExec::run_curr(int cpu) {
         switch (a.kind) {
             case Action::run:
                 x.work_left = std::max<int64_t>(0, a.ns);
+                x.no_preempt = a.in_syscall && !prof_.preempt_full;
                 break;
             case Action::block:
                 t->block_pending = true;  // set_current_state(TASK_INTERRUPTIBLE); schedule() after the overhead
+                x.no_preempt = false;
                 break;
             case Action::exit: {
                 const OnCpu local(*this, cpu);
@@ -314,7 +316,7 @@ void CpuExec::run_curr(int cpu) {
                 return;
             }
         }
-        if (*c.need_resched) {  // a wakeup issued by the driver preempts this task
+        if (*c.need_resched && !x.no_preempt) {  // a wakeup issued by the driver preempts this task
             c.mode = Mode::running;
             preempt_now(cpu);
             return;
@@ -341,7 +343,8 @@ void CpuExec::on_tick(int cpu) {
         const OnCpu local(*this, cpu);  // the tick interrupt: its own resched_curr() acts on return
         sched_.sched_tick(cpu);
     }
-    if (*c.need_resched && c.mode == Mode::running) preempt_now(cpu);
+    // Inside a system call only preempt=lazy's tick (its lazy flag made urgent) preempts.
+    if (*c.need_resched && c.mode == Mode::running && (!c.ctx.no_preempt || prof_.preempt_lazy)) preempt_now(cpu);
     if (c.mode != Mode::idle) arm_tick(cpu);
 }
 
@@ -366,7 +369,7 @@ void CpuExec::on_event(const Event& e) {
             else
                 x.work_left = 0;
             c.seg = SegKind::none;
-            if (*c.need_resched && !prof_.preempt_lazy) {
+            if (*c.need_resched && !prof_.preempt_lazy && !x.no_preempt) {
                 preempt_now(cpu);
                 return;
             }
@@ -407,7 +410,7 @@ void CpuExec::on_event(const Event& e) {
             Cpu& c = cpu_of(tcpu);
             if (c.mode == Mode::idle && sched_.nr_running(tcpu) > 0)
                 kick_cpu(tcpu, hw_.wake_latency(tcpu), false);
-            else if (c.mode == Mode::running && *c.need_resched && !prof_.preempt_lazy)
+            else if (c.mode == Mode::running && *c.need_resched && !prof_.preempt_lazy && !c.ctx.no_preempt)
                 preempt_now(tcpu);
             return;
         }

@@ -39,7 +39,11 @@ private:
 struct Action {
     enum Kind : uint8_t { run, block, exit } kind;
     int64_t ns = 0;  // reference-capacity nanoseconds of CPU work (run)
+    // run: the work continues a system call the task's previous step was inside; a preemption
+    // asked for meanwhile waits for the call's return to user space unless preempt_full.
+    bool in_syscall = false;
     static Action Run(int64_t ns) { return {run, ns}; }
+    static Action RunInSyscall(int64_t ns) { return {run, ns, true}; }
     static Action Block() { return {block, 0}; }
     static Action Exit() { return {exit, 0}; }
 };
@@ -115,6 +119,7 @@ private:
     struct Context {
         int64_t work_left = 0;      // reference-ns of the current Run action still to do
         int64_t overhead_left = 0;  // kernel time owed before the next action (wake costs)
+        bool no_preempt = false;    // the work runs inside a system call that preempt=none/voluntary do not preempt
     };
     struct Cpu {
         const bool* need_resched = nullptr;  // the scheduler's flag for this CPU

@@ -102,6 +102,7 @@ FuseConn::FuseConn(std::shared_ptr<const FuseConnDef> def, const std::vector<int
     for (Ring& r : rings_) {
         r.pending.buf.assign(all, -1);
         r.bg_pending.buf.assign(all, -1);
+        r.batch.buf.assign(all, -1);
     }
     nr_reqs_.assign(def_->queue_cpu.size(), 0);
     stats_.per_queue.assign(def_->queue_cpu.size(), 0);
@@ -554,17 +555,21 @@ Action FuseConn::ring_thread(int self, int task_id, int q, uint8_t& phase) {
     ring.task_id = task_id;
     if (s_->driving_cpu() != def_->queue_cpu[static_cast<size_t>(q)]) ++stats_.ring_off_cpu;
     int& req = serving_[static_cast<size_t>(self)];
+    // COMMIT_AND_FETCH: fuse_uring_commit -> fuse_uring_req_end -> fuse_request_end
+    auto commit = [&] {
+        if (reqs_[static_cast<size_t>(req)].background) {
+            // fuse_uring_req_end: the queue's background slot is free; admit the next one
+            // (before fuse_request_end lowers the connection's count, as mainline does).
+            --ring.active_background;
+            flush_ring_bg(ring);
+        }
+        request_end(req);
+        req = -1;
+    };
     for (;;) {
         switch (phase) {
-            case 1:  // COMMIT_AND_FETCH: fuse_uring_commit -> fuse_uring_req_end -> fuse_request_end
-                if (reqs_[static_cast<size_t>(req)].background) {
-                    // fuse_uring_req_end: the queue's background slot is free; admit the next one
-                    // (before fuse_request_end lowers the connection's count, as mainline does).
-                    --ring.active_background;
-                    flush_ring_bg(ring);
-                }
-                request_end(req);
-                req = -1;
+            case 1:
+                commit();
                 if (!ring.pending.empty()) {  // fuse_uring_next_fuse_req: fetched inline, no sleep
                     phase = 0;
                     break;
@@ -575,16 +580,50 @@ Action FuseConn::ring_thread(int self, int task_id, int q, uint8_t& phase) {
             case 2:
                 phase = 0;
                 break;
+            case 3:  // a batch's replies, one COMMIT_AND_FETCH after another in one io_uring_enter
+                // (whose wakes preempt the ring thread only when the call returns, unless preempt_full)
+                if (req >= 0) commit();
+                if (!ring.batch.empty()) {
+                    req = ring.batch.pop();
+                    return Action::RunInSyscall(c.uring_commit);
+                }
+                if (!ring.pending.empty()) {  // fetched by the commits: the next batch, no sleep
+                    phase = 0;
+                    break;
+                }
+                phase = 2;
+                if (c.uring_enter_tail > 0) return Action::RunInSyscall(c.uring_enter_tail);
+                phase = 0;
+                break;
             default:  // in io_uring_enter: run the task work of a dispatched request, or sleep
                 if (ring.pending.empty()) {
                     ring.sleeping = true;
                     return Action::Block();
                 }
-                req = ring.pending.pop();
-                taken(req);
-                phase = 1;
-                // send_in_task (copy-in, CQE), the handler in userspace, then the commit's copy-out.
-                return Action::Run(c.uring_task_work + touch(req) + reqs_[static_cast<size_t>(req)].work + c.uring_commit);
+                ++stats_.ring_rounds;
+                if (Metrics* m = s_->metrics()) {
+                    ++m->fuse.ring_rounds;
+                    m->fuse.ring_requests += def_->uring_reply_batch ? ring.pending.size : 1;
+                }
+                if (!def_->uring_reply_batch || ring.pending.size == 1) {
+                    req = ring.pending.pop();
+                    taken(req);
+                    phase = 1;
+                    // send_in_task (copy-in, CQE), the handler in userspace, then the commit's copy-out.
+                    return Action::Run(c.uring_task_work + touch(req) + reqs_[static_cast<size_t>(req)].work + c.uring_commit);
+                }
+                // libfuse's fuse_uring_queue_handle_cqes with cqe_processing set: every CQE found is
+                // handled before the first reply leaves (fuse_uring_commit_sqe only queues the SQE).
+                int64_t cost = 0;
+                stats_.ring_batched += ring.pending.size;
+                while (!ring.pending.empty()) {
+                    const int r = ring.pending.pop();
+                    taken(r);
+                    cost += c.uring_task_work + touch(r) + reqs_[static_cast<size_t>(r)].work;
+                    ring.batch.push(r);
+                }
+                phase = 3;
+                return Action::Run(cost);
         }
     }
 }

@@ -52,6 +52,7 @@ struct FuseConnDef {
     int max_idle_threads = -1;  // /dev/fuse: idle workers beyond this exit; -1: never
     bool watchdog = false;      // /dev/fuse: libfuse's teardown watchdog polls the device fd
     bool uring_iowait = true;   // io_uring's CQ wait is an I/O wait (Linux 6.5+)
+    bool uring_reply_batch = true;  // libfuse 3.18+: a ring thread's replies to one CQE batch go out together
     std::vector<int> queue_of_cpu;  // io-uring: the queue a foreground request submitted on each CPU uses
     std::vector<int> queue_cpu;     // io-uring: each queue's CPU (its ring thread is pinned there)
     AioEngine engine = AioEngine::io_uring;  // background requests: how their submitter waits
@@ -70,6 +71,8 @@ struct FuseStats {
     uint64_t ring_wakes = 0;       // io-uring: task-work wakes of a sleeping ring thread
     uint64_t queue_changes = 0;    // io-uring: a requester's request used another queue than its previous one
     uint64_t ring_off_cpu = 0;     // io-uring: a ring thread step ran on another CPU than its queue's
+    uint64_t ring_rounds = 0;      // io-uring: CQE rounds of the ring threads (a batch, or one request)
+    uint64_t ring_batched = 0;     // io-uring: requests handled in rounds of two or more (uring_reply_batch)
     std::vector<uint64_t> per_queue;  // io-uring: requests sent to each queue
     std::array<uint64_t, kNrFuseOps> per_op{};  // requests sent, by opcode (FuseOp)
     uint64_t forgets = 0;          // of them FORGETs (no reply; counted completed when a worker reads them)
@@ -157,6 +160,7 @@ private:
     struct Ring {  // one io-uring queue and its ring thread
         Fifo pending;           // requests for the ring thread (bound entries and fuse_req_queue)
         Fifo bg_pending;        // background requests not yet admitted (fuse_req_bg_queue)
+        Fifo batch;             // the CQEs being handled, whose replies wait for the next io_uring_enter
         int active_background = 0;
         int task_id = -1;
         bool sleeping = false;  // in io_uring_enter's CQ wait

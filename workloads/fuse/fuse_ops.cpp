@@ -130,6 +130,13 @@ const ParamTable& fuse_conn_params() {
          .max = kMaxTime, .help = "`io_uring`: the ring thread's task work: request copy-in and CQE (estimate)"},
         {.name = "uring_commit", .type = ParamType::duration, .default_value = "800ns", .min = 0, .max = kMaxTime,
          .help = "`io_uring`: COMMIT_AND_FETCH up to fuse_request_end (estimate)"},
+        {.name = "uring_reply_batch", .type = ParamType::boolean, .default_value = "true",
+         .help = "`io_uring`: the ring thread handles all the CQEs it finds (the requests dispatched to it since it "
+                 "last looked) before it sends any reply; the batch's COMMIT_AND_FETCHes go to the kernel together "
+                 "at its next io_uring_enter, so the first requester is woken only when the whole batch has been "
+                 "served (libfuse 3.18: \"fuse-io-uring: Add a lock around io_uring_submit / "
+                 "io_uring_submit_and_wait\", Dec 2025, and \"fuse_uring: restore inline-reply batching\", Jun "
+                 "2026). false: libfuse 3.17, one io_uring_submit per reply"},
         {.name = "uring_enter_tail", .type = ParamType::duration, .default_value = "1500ns", .min = 0,
          .max = kMaxTime, .help = "`io_uring`: the ring thread from the reply to its sleep in the CQ wait (estimate)"},
         {.name = "copy_per_kib", .type = ParamType::duration, .default_value = "80ns", .min = 0, .max = kMaxTime,
@@ -201,6 +208,7 @@ FuseConnSpec read_fuse_conn(const JsonNode& obj, const ParamValues& p, const Top
     d.max_idle_threads = static_cast<int>(p.integer("max_idle_threads"));
     d.watchdog = p.boolean("teardown_watchdog");
     d.uring_iowait = p.boolean("uring_iowait");
+    d.uring_reply_batch = p.boolean("uring_reply_batch");
     d.max_background = static_cast<int>(p.integer("max_background"));
     d.congestion_threshold = static_cast<int>(p.integer("congestion_threshold"));
     FuseCosts& c = d.costs;
