@@ -316,7 +316,10 @@ void CpuExec::run_curr(int cpu) {
                 return;
             }
         }
-        if (*c.need_resched && !x.no_preempt) {  // a wakeup issued by the driver preempts this task
+        // A wakeup issued by the driver preempts this task, unless the task is inside a system
+        // call under preempt=none/voluntary: going on in it, or going to sleep (schedule() then
+        // switches anyway, with the task off the runqueue).
+        if (*c.need_resched && !x.no_preempt && (a.kind != Action::block || prof_.preempt_full)) {
             c.mode = Mode::running;
             preempt_now(cpu);
             return;

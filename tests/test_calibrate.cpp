@@ -120,6 +120,7 @@ TEST_CASE("calibrate says when two parameters only move together", "[calibrate]"
 // fio through FUSE on the 2-socket Xeon, short: /dev/fuse pays the server's read on a worker and two
 // cross-CPU wakes; io-uring with WF_CURRENT_CPU replies pays it with the ring thread's commit on
 // fio's own CPU.
+// Table A's setup (libfuse 3.17: one submit per reply, the WF_CURRENT_CPU wakee runs at once).
 std::string fuse_scenario(const char* server_read, const char* uring_commit) {
     return std::string(R"({
   "name": "calib-fuse",
@@ -130,7 +131,7 @@ std::string fuse_scenario(const char* server_read, const char* uring_commit) {
   "run": {"warmup_ops": 500, "seeds": [1]},
   "cases": [
     {"name": "dev"},
-    {"name": "uring", "set": {"workload": {"transport": "io_uring"}}}
+    {"name": "uring", "set": {"workload": {"transport": "io_uring", "uring_reply_batch": false}}}
   ]
 })";
 }

@@ -605,7 +605,7 @@ Action FuseConn::ring_thread(int self, int task_id, int q, uint8_t& phase) {
                     ++m->fuse.ring_rounds;
                     m->fuse.ring_requests += def_->uring_reply_batch ? ring.pending.size : 1;
                 }
-                if (!def_->uring_reply_batch || ring.pending.size == 1) {
+                if (!def_->uring_reply_batch) {
                     req = ring.pending.pop();
                     taken(req);
                     phase = 1;
@@ -613,9 +613,10 @@ Action FuseConn::ring_thread(int self, int task_id, int q, uint8_t& phase) {
                     return Action::Run(c.uring_task_work + touch(req) + reqs_[static_cast<size_t>(req)].work + c.uring_commit);
                 }
                 // libfuse's fuse_uring_queue_handle_cqes with cqe_processing set: every CQE found is
-                // handled before the first reply leaves (fuse_uring_commit_sqe only queues the SQE).
+                // handled before the first reply leaves (fuse_uring_commit_sqe only queues the SQE),
+                // then io_uring_submit_and_wait sends them and waits: a round of one too.
                 int64_t cost = 0;
-                stats_.ring_batched += ring.pending.size;
+                if (ring.pending.size > 1) stats_.ring_batched += ring.pending.size;
                 while (!ring.pending.empty()) {
                     const int r = ring.pending.pop();
                     taken(r);
