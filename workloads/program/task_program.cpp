@@ -112,6 +112,8 @@ void ProgramDriver::setup(CpuExec& s, Time at, int parent_cpu, uint64_t seed, in
             ops[0].ns = *std::max_element(fork_at.begin(), fork_at.end()) - at + 1000;
             c.code = Code(std::move(ops));
         }
+        c.ops = c.code.data();
+        c.nops = c.code.size();
         if (defs_[i].deferred) {
             const Op& first = c.code.front();
             if (first.kind != Op::fuse_worker || !fuse_[static_cast<size_t>(first.a)])
@@ -196,11 +198,11 @@ Action ProgramDriver::next_action(Task& t) {
         if (steps > 10000000)
             throw std::runtime_error("task " + t.comm +
                                      " loops without spending time or blocking (e.g. it posts to the channel it waits on)");
-        if (c.pc >= c.code.size()) {
+        if (c.pc >= c.nops) {
             if (!defs_[static_cast<size_t>(&c - ctx_.data())].background && ++exited_ == foreground_) ctl_.finish();
             return Action::Exit();
         }
-        const Op& op = c.code[c.pc];
+        const Op& op = c.ops[c.pc];
         switch (op.kind) {
             case Op::run:
                 if (c.phase == 0) {
@@ -423,7 +425,7 @@ Action ProgramDriver::next_action(Task& t) {
                 ++c.pc;
                 break;
             case Op::exit:
-                c.pc = c.code.size();
+                c.pc = c.nops;
                 break;
             case Op::fuse_request: {
                 Action a = Action::Block();
@@ -471,7 +473,7 @@ void ProgramDriver::release(Barrier& b) {
 
 void ProgramDriver::on_timer(int task, uint32_t) {
     Ctx& c = ctx_[static_cast<size_t>(by_task_id_[static_cast<size_t>(task)])];
-    const Op::Kind k = c.code[c.pc].kind;
+    const Op::Kind k = c.ops[c.pc].kind;
     if ((k == Op::sleep || k == Op::timer || k == Op::sleep_until) && c.phase == 1) {
         c.phase = 2;
         s_->wake(task, timer_site_);

@@ -159,6 +159,8 @@ private:
         int64_t resume_pending = 0;
         std::vector<LoopFrame> loops;
         Code code;  // shares the task definition's list
+        const Op* ops = nullptr;  // code's steps and their count, fixed once set-up is done
+        size_t nops = 0;
         Time base = 0;            // the workload's start plus the task's delay: where its timers start
         int32_t timer_slot = -1;  // its first per-instance timer in timer_states_, -1: none
         int32_t rng = -1;         // its stream in rngs_ when its program draws, -1: none
