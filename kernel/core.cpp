@@ -86,7 +86,7 @@ void Scheduler::update_idle_state(int cpu) {
 // CPU needs nothing: the IPI on its way (or the caller) makes it schedule.
 void Scheduler::resched_curr(int cpu) {
     Rq& rq = rq_of(cpu);
-    if (!rq.curr) return;
+    if (!rq.curr || rq.need_resched) return;  // test_tsk_need_resched(): already asked, no second IPI
     rq.need_resched = true;
     if (arch_->smp_send_reschedule(cpu) && wants(kObsReschedIpi)) obs_->resched_ipi(cpu);
 }

@@ -308,7 +308,7 @@ void CpuExec::run_curr(int cpu) {
                 break;
             case Action::block:
                 t->block_pending = true;  // set_current_state(TASK_INTERRUPTIBLE); schedule() after the overhead
-                x.no_preempt = false;
+                x.no_preempt = a.in_syscall && !prof_.preempt_full;
                 break;
             case Action::exit: {
                 const OnCpu local(*this, cpu);
@@ -316,10 +316,10 @@ void CpuExec::run_curr(int cpu) {
                 return;
             }
         }
-        // A wakeup issued by the driver preempts this task, unless the task is inside a system
-        // call under preempt=none/voluntary: going on in it, or going to sleep (schedule() then
-        // switches anyway, with the task off the runqueue).
-        if (*c.need_resched && !x.no_preempt && (a.kind != Action::block || prof_.preempt_full)) {
+        // A wakeup issued by the driver preempts this task, unless the task stays inside the
+        // system call under preempt=none/voluntary: going on in it, or going to sleep in it
+        // (schedule() then switches anyway, with the task off the runqueue).
+        if (*c.need_resched && !x.no_preempt) {
             c.mode = Mode::running;
             preempt_now(cpu);
             return;

@@ -45,6 +45,9 @@ struct Action {
     static Action Run(int64_t ns) { return {run, ns}; }
     static Action RunInSyscall(int64_t ns) { return {run, ns, true}; }
     static Action Block() { return {block, 0}; }
+    // block: the task sleeps in the system call its previous step made its wakeups in (a FUSE
+    // requester in request_wait_answer); under preempt=none/voluntary they do not preempt it first.
+    static Action BlockInSyscall() { return {block, 0, true}; }
     static Action Exit() { return {exit, 0}; }
 };
 

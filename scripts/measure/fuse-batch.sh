@@ -34,10 +34,9 @@ print("%-32s %8.0f IOPS  fio switches/read %.2f" % (sys.argv[1], j["read"]["iops
 }
 for _ in $(seq "$runs"); do
     for build in stock single; do
-        hp=$stock
+        hp=$stock  # start_fs (fuse-mount.sh) mounts "$hp" and fails if it does not mount
         [ "$build" = single ] && hp=$single
-        "$hp" --foreground --nopassthrough -o io_uring "$src" "$mnt" >/dev/null 2>&1 &
-        for _ in $(seq 50); do mountpoint -q "$mnt" && break; sleep 0.1; done
+        start_fs "-o io_uring"
         one "$build io_uring qd4 taskset -c 0" "taskset -c 0" io_uring 4
         one "$build io_uring qd4 unpinned" "" io_uring 4
         one "$build psync taskset -c 0" "taskset -c 0" psync 1

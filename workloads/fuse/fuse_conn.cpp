@@ -342,11 +342,11 @@ bool FuseConn::request(int self, int task_id, uint8_t& phase, Action& out, FuseR
             ++stats_.per_op[static_cast<size_t>(args.op)];
             send(self, self);
             phase = wait_reply;
-            out = Action::Block();  // request_wait_answer
+            out = Action::BlockInSyscall();  // request_wait_answer, in the syscall that queued it
             return true;
         case wait_reply: {
             if (!r.finished) {
-                out = Action::Block();
+                out = Action::BlockInSyscall();
                 return true;
             }
             phase = after_reply;
@@ -598,12 +598,16 @@ Action FuseConn::ring_thread(int self, int task_id, int q, uint8_t& phase) {
             default:  // in io_uring_enter: run the task work of a dispatched request, or sleep
                 if (ring.pending.empty()) {
                     ring.sleeping = true;
-                    return Action::Block();
+                    return Action::BlockInSyscall();  // io_uring_enter's CQ wait, after its commits
                 }
+                // A round: the requests the ring thread takes before its next reply leaves.
+                const size_t round = def_->uring_reply_batch ? ring.pending.size : 1;
                 ++stats_.ring_rounds;
+                stats_.ring_requests += round;
+                if (round > 1) stats_.ring_batched += round;
                 if (Metrics* m = s_->metrics()) {
                     ++m->fuse.ring_rounds;
-                    m->fuse.ring_requests += def_->uring_reply_batch ? ring.pending.size : 1;
+                    m->fuse.ring_requests += round;
                 }
                 if (!def_->uring_reply_batch) {
                     req = ring.pending.pop();
@@ -616,7 +620,6 @@ Action FuseConn::ring_thread(int self, int task_id, int q, uint8_t& phase) {
                 // handled before the first reply leaves (fuse_uring_commit_sqe only queues the SQE),
                 // then io_uring_submit_and_wait sends them and waits: a round of one too.
                 int64_t cost = 0;
-                if (ring.pending.size > 1) stats_.ring_batched += ring.pending.size;
                 while (!ring.pending.empty()) {
                     const int r = ring.pending.pop();
                     taken(r);

@@ -72,6 +72,7 @@ struct FuseStats {
     uint64_t queue_changes = 0;    // io-uring: a requester's request used another queue than its previous one
     uint64_t ring_off_cpu = 0;     // io-uring: a ring thread step ran on another CPU than its queue's
     uint64_t ring_rounds = 0;      // io-uring: CQE rounds of the ring threads (a batch, or one request)
+    uint64_t ring_requests = 0;    // io-uring: the requests of those rounds
     uint64_t ring_batched = 0;     // io-uring: requests handled in rounds of two or more (uring_reply_batch)
     std::vector<uint64_t> per_queue;  // io-uring: requests sent to each queue
     std::array<uint64_t, kNrFuseOps> per_op{};  // requests sent, by opcode (FuseOp)
