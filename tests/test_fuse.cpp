@@ -259,6 +259,7 @@ TEST_CASE("fio: engines and options not modelled are one-line errors", "[fuse][i
     CHECK_THAT(error(R"(, "max_idle_threads": -2)"), Catch::Contains("/workload/max_idle_threads"));
     CHECK_THAT(error(R"(, "teardown_watchdog": "yes")"), Catch::Contains("/workload/teardown_watchdog"));
     CHECK_THAT(error(R"(, "uring_iowait": 0)"), Catch::Contains("/workload/uring_iowait"));
+    CHECK_THAT(error(R"(, "uring_reply_batch": "yes")"), Catch::Contains("/workload/uring_reply_batch"));
     CHECK_THAT(error(R"(, "spawn_cost": "5 parsecs")"), Catch::Contains("/workload/spawn_cost"));
 }
 
