@@ -668,9 +668,7 @@ static int wakesim_main(int argc, char** argv) {
             RunResult r = run_case(sc, *c, *p, spec);
             if (!ex.captured())
                 throw InputError(scenario_path, "",
-                                 "expected --wakeup at most " +
-                                     std::to_string(r.metrics.integer(Metric::select_pinned) +
-                                                    r.metrics.integer(Metric::wakeups)) +
+                                 "expected --wakeup at most " + std::to_string(r.select_calls) +
                                      " (the select_task_rq calls this run makes), got " + std::to_string(ex_wakeup));
             std::printf("wakeup #%llu  case=%s policy=%s seed=%llu\n", static_cast<unsigned long long>(ex_wakeup),
                         c->name.c_str(), p->name.c_str(), static_cast<unsigned long long>(spec.seed));

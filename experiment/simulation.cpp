@@ -113,6 +113,7 @@ RunResult run_simulation(const RunSpec& spec) {
     metrics.c.ops = ctl.ops() - ops_at_start;
     metrics.c.bytes = ctl.bytes() - bytes_at_start;
     r.events = engine.events_processed();
+    r.select_calls = sched.select_calls();
     r.sim_time = end;
     r.metrics = window_metrics(metrics, sched, busy_at_start, window_start, end, r.events);
     if (trace) trace->finish();

@@ -41,6 +41,7 @@ struct RunSpec {
 struct RunResult {
     RunMetrics metrics;  // typed, by Metric (metrics/metric_table.h); JSON: metrics_json()
     uint64_t events = 0;
+    uint64_t select_calls = 0;  // select_task_rq calls in the whole run, warm-up included
     Time sim_time = 0;
     bool completed = false;  // the workload finished (or reached stop_ops) before max_time
 };

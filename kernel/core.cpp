@@ -316,6 +316,7 @@ int Scheduler::add_task(const TaskSpec& spec) {
     t.weight = t.policy == SchedPolicy::idle ? kWeightIdlePrio : kPrioToWeight[t.nice + 20];
     t.slice = slice_ns_;
     t.wakee_flips = spec.wakee_flips;
+    t.long_idle = spec.long_idle;
     t.cache.footprint_kib = spec.footprint_kib;
     // uclamp_validate() refuses min > max; the readers checked it, a test harness may not.
     t.uclamp_min = std::clamp(spec.uclamp_min, 0, 1024);
@@ -349,6 +350,8 @@ RqClamp Scheduler::uclamp_rq(int cpu) const {
 // wake_up_new_task(): slow-path placement; __set_task_cpu is not a migration.
 void Scheduler::wake_up_new_task(int task, int parent) {
     Task& t = tasks_[static_cast<size_t>(task)];
+    t.pelt = Pelt{};  // init_entity_runnable_average(): the child's placement sees no utilisation
+    if (!t.long_idle) t.pelt.load_avg = static_cast<double>(t.weight);
     int c;
     if (t.nr_cpus_allowed == 1)
         c = t.allowed.first();
@@ -359,7 +362,10 @@ void Scheduler::wake_up_new_task(int task, int parent) {
     if (!t.allowed.test(c)) c = t.allowed.first();
     t.cpu = t.wake_cpu = c;
     t.recent_used_cpu = parent;
-    t.pelt.last_update = now();
+    pelt_update_cpu(c);
+    if (!t.long_idle) post_init_entity_util_avg(t, c);
+    t.long_idle = false;  // a thread forked again in this slot later is new
+    pelt_attach(t, c);  // enqueue_entity()'s update_load_avg(DO_ATTACH)
     Rq& rq = rq_of(c);
     const CfsRq& cfs = cfs_of(t, c);
     t.vruntime = cfs.queue.empty() ? 0 : avg_vruntime(cfs);

@@ -63,7 +63,6 @@ void pelt_subtract(Pelt& from, const PeltRemoved& r) {
 // on the group's runqueue there, whose next update subtracts it), attach_entity_load_avg() to
 // `to`: both CPUs' signals are current; the task's sums are realigned to the new CPU's period.
 void Scheduler::pelt_migrate(Task& p, int from_cpu, int to_cpu) {
-    Pelt& to = rq_of(to_cpu).pelt;
     Pelt& se = p.pelt;
     const auto w = static_cast<uint64_t>(p.weight);
     const PeltRemoved r{p.group, se.util_avg, se.runnable_avg, se.load_avg, se.util_sum, se.runnable_sum, w * se.load_sum};
@@ -79,6 +78,16 @@ void Scheduler::pelt_migrate(Task& p, int from_cpu, int to_cpu) {
             it->add(r);
         }
     }
+    pelt_attach(p, to_cpu);
+}
+
+// attach_entity_load_avg(): the task's sums rebuilt from its averages at the CPU's period (what
+// it ran since its last period boundary is not carried), then added to the CPU's signals, which
+// the caller has brought up to date.
+void Scheduler::pelt_attach(Task& p, int cpu) {
+    Pelt& to = rq_of(cpu).pelt;
+    Pelt& se = p.pelt;
+    const auto w = static_cast<uint64_t>(p.weight);
     const uint32_t div = pelt::divider(to);
     se.last_update = to.last_update;
     se.period_contrib = to.period_contrib;
@@ -92,6 +101,43 @@ void Scheduler::pelt_migrate(Task& p, int from_cpu, int to_cpu) {
     to.runnable_sum += se.runnable_sum;
     to.load_avg += se.load_avg;
     to.load_sum += w * se.load_sum;
+}
+
+// init_entity_runnable_average() at fork (a task starts with its full weight as load, nothing
+// else), then post_init_entity_util_avg() once wake_up_new_task() has chosen `cpu`: util_avg
+// extrapolated from the task's runqueue there (util_avg x weight / (load_avg + 1)), at most half
+// the capacity that runqueue leaves, runnable_avg the same; the enqueue attaches them. A grouped
+// task's runqueue is its group's on that CPU, whose signals are its attached tasks'.
+void Scheduler::post_init_entity_util_avg(Task& p, int cpu) {
+    double rq_util = 0, rq_load = 0;
+    if (p.group < 0) {
+        const Pelt& s = rq_of(cpu).pelt;
+        rq_util = s.util_avg;
+        rq_load = s.load_avg;
+    } else {
+        for (const Task& t : tasks_) {
+            if (&t == &p || t.group != p.group || t.cpu != cpu || t.state == TaskState::unstarted || t.state == TaskState::exited) continue;
+            const bool running = t.state == TaskState::running;
+            const bool runnable = running || t.state == TaskState::runnable;
+            Pelt s = t.pelt;
+            pelt::update(s, engine_.now(), runnable ? 1 : 0, runnable ? 1 : 0, running, 1024, t.weight);
+            rq_util += s.util_avg;
+            rq_load += s.load_avg;
+        }
+    }
+    Pelt& sa = p.pelt;
+    sa = Pelt{};
+    sa.load_avg = static_cast<double>(p.weight);
+    const auto cap = (static_cast<int64_t>(capacity_of(cpu)) - static_cast<int64_t>(rq_util)) / 2;
+    if (cap > 0) {
+        double u = static_cast<double>(cap);
+        if (static_cast<int64_t>(rq_util) != 0) {
+            u = static_cast<double>(static_cast<uint64_t>(rq_util) * p.weight / (static_cast<uint64_t>(rq_load) + 1));
+            u = std::min(u, static_cast<double>(cap));
+        }
+        sa.util_avg = u;
+    }
+    sa.runnable_avg = sa.util_avg;
 }
 
 void Scheduler::pelt_apply_removed(int cpu, int group) {

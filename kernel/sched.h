@@ -45,6 +45,9 @@ struct TaskSpec {
     // wake_wide()'s count as the creating thread left it: dup_task_struct() copies wakee_flips
     // to the child and sched_fork() does not reset it.
     uint32_t wakee_flips = 0;
+    // The thread existed and slept long before the run (a server started before its client): it
+    // starts with its PELT signals decayed to nothing, not a new task's (post_init_entity_util_avg()).
+    bool long_idle = false;
     // Effective clamps, 0..1024 (the group's already applied; Task::uclamp_min/max).
     int uclamp_min = 0;
     int uclamp_max = 1024;
@@ -404,6 +407,8 @@ private:
     void pelt_update_cpu(int cpu);
     // migrate_task_rq_fair(): the task's signals leave from_cpu's and join to_cpu's.
     void pelt_migrate(Task& p, int from_cpu, int to_cpu);
+    void pelt_attach(Task& p, int cpu);
+    void post_init_entity_util_avg(Task& p, int cpu);
     // update_cfs_rq_load_avg() of `group`'s runqueue on `cpu` (-1: every group's, as
     // update_blocked_averages() does): the removed contributions come off the CPU's signal.
     void pelt_apply_removed(int cpu, int group);

@@ -103,6 +103,7 @@ struct Task : SchedEntity {
     int recent_used_cpu = -1;
     int last_wakee = -1;
     uint32_t wakee_flips = 0;
+    bool long_idle = false;  // TaskSpec::long_idle: starts with no PELT history
     Time wakee_flip_decay_ts = 0;
 
     // The workload's annotation of request/reply pairs (0: none); policies may recognise it.

@@ -148,6 +148,30 @@ inline Outcome simulate(const json& d, const std::string& policy = "", uint64_t 
     return Outcome{r.metrics, r.completed, ex.events()};
 }
 
+// The k-th select_task_rq call (1-based) after call `after` whose wakee is `comm`, under the
+// policy labelled `policy`: the index to give simulate(); 0 when there is none.
+inline uint64_t nth_wakeup_of(const json& d, const std::string& comm, int k = 1, const std::string& policy = "",
+                              uint64_t after = 0) {
+    for (uint64_t w = after + 1; w <= after + 1000; ++w) {
+        const Outcome r = simulate(d, policy, w);
+        if (!r.explained()) return 0;
+        if (r.wakee() == comm && --k == 0) return w;
+    }
+    return 0;
+}
+
+// Every select_task_rq call that wakes `wakee` from `waker` (both by comm), explained, in order.
+inline std::vector<Outcome> wakeups_of(const json& d, const std::string& wakee, const std::string& waker,
+                                       const std::string& policy = "") {
+    std::vector<Outcome> out;
+    for (uint64_t w = 1; w <= 10000; ++w) {
+        Outcome r = simulate(d, policy, w);
+        if (!r.explained()) break;
+        if (r.wakee() == wakee && r.waker() == waker) out.push_back(std::move(r));
+    }
+    return out;
+}
+
 // simulate() with an ftrace-style trace, returned as text; the run must complete.
 inline std::string traced_run(const json& d) {
     char* buf = nullptr;

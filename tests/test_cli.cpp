@@ -404,6 +404,14 @@ TEST_CASE("cli: explain prints one wakeup's decision path", "[cli][explain]") {
         CHECK(e.out.rfind("wakesim: error: ", 0) == 0);
     }
     CHECK(contains(run_wakesim("explain " + sc + " --case nosuch").out, "unpinned"));
+    // The bound the message names is the run's last select_task_rq call, warm-up included.
+    const std::string msg = run_wakesim("explain " + sc + " --wakeup 1000000000").out;
+    const size_t at = msg.find("at most ");
+    REQUIRE(at != std::string::npos);
+    const unsigned long last = std::stoul(msg.substr(at + 8));
+    REQUIRE(last > 3);
+    CHECK(run_wakesim("explain " + sc + " --wakeup " + std::to_string(last)).rc == 0);
+    CHECK(run_wakesim("explain " + sc + " --wakeup " + std::to_string(last + 1)).rc == 2);
 }
 
 TEST_CASE("cli: -j 2 gives byte-identical output to -j 1", "[cli][run]") {

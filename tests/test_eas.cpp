@@ -28,24 +28,46 @@ std::string asym4(const std::string& profile = "", bool energy_model = true) {
            (energy_model ? "bl-4-3-1\", " + em : std::string("e5-2650-2s\"")) + R"(, "governor": "schedutil")" + profile + "}}";
 }
 
-// S forks on big CPU 2, runs 2 ms and then wakes `loops` times from W, pinned to big CPU 3
-// (every 5 ms); `hogs` adds tasks, `profile` machine keys.
+// S forks on big CPU 2, runs 2 ms and then wakes `loops` times from W, pinned to big CPU 3,
+// which sleeps `w_first_ms` and then posts every 5 ms; `hogs` adds tasks, `profile` machine keys.
+// A new task starts at half its CPU's spare capacity (post_init_entity_util_avg()) and its
+// util_est keeps that until a few short activations have lowered it: S is small only then.
 json small_task(const std::string& hogs = "", int w_first_ms = 5, const std::string& profile = "",
-                bool energy_model = true) {
+                bool energy_model = true, int loops = 12) {
+    const std::string n = std::to_string(loops);
     return doc(R"({"machine": )" + asym4(profile, energy_model) + R"(,
       "workload": {"kind": "program", "parent_cpu": 2, "channels": {"ch": {}},
         "tasks": [)" + hogs + R"(
-          {"name": "S", "program": [{"run": "2ms"}, {"loop": 3, "do": [{"wait": "ch"}, {"run": "1ms"}]}]},
-          {"name": "W", "cpus": "3", "program": [{"run": ")" + std::to_string(w_first_ms) + R"(ms"},
-             {"loop": 3, "do": [{"post": "ch"}, {"run": "5ms"}]}]}]},
+          {"name": "S", "program": [{"run": "2ms"}, {"loop": )" + n + R"(, "do": [{"wait": "ch"}, {"run": "1ms"}]}]},
+          {"name": "W", "cpus": "3", "program": [{"sleep": ")" + std::to_string(w_first_ms) + R"(ms"},
+             {"loop": )" + n + R"(, "do": [{"post": "ch"}, {"sleep": "5ms"}]}]}]},
       "policies": ["plain"], "run": {"duration": "400ms"}})");
+}
+
+// The first wakeup of S that EAS places on a little CPU.
+uint64_t first_little_wakeup(const json& d) {
+    for (uint64_t w = 1; w <= 200; ++w) {
+        const Outcome r = simulate(d, "", w);
+        if (!r.explained()) return 0;
+        if (r.wakee() == "S" && r.outcome() == SelectOutcome::eas && r.result_cpu() <= 1) return w;
+    }
+    return 0;
 }
 
 }  // namespace
 
 TEST_CASE("EAS: a small task woken on a big CPU packs on a little CPU while the root domain is not overutilized",
           "[eas]") {
-    const Outcome r = simulate(small_task(), "", 1);
+    const json d = small_task();
+    // Fresh from fork S is not small: it starts at half of CPU 2's spare capacity and its util_est
+    // keeps that, so its first wakeup stays on a big CPU.
+    const Outcome first = simulate(d, "", nth_wakeup_of(d, "S"));
+    REQUIRE(first.wakee() == "S");
+    CHECK(first.outcome() == SelectOutcome::eas);
+    CHECK(first.result_cpu() >= 2);
+    const uint64_t w = first_little_wakeup(d);
+    REQUIRE(w > 0);
+    const Outcome r = simulate(d, "", w);
     REQUIRE(r.completed);
     REQUIRE(r.wakee() == "S");
     REQUIRE(r.prev() >= 2);  // S ran on a big CPU first
@@ -61,13 +83,15 @@ TEST_CASE("EAS: a small task woken on a big CPU packs on a little CPU while the 
     CHECK_FALSE(r.has<WantAffineEv>());
     CHECK_FALSE(r.has<WakeAffineEv>());
     CHECK_FALSE(r.has<SisBeginEv>());
-    CHECK(r.n(Metric::select_eas) == r.n(Metric::wakeups) - r.n(Metric::wakeups_no_placement));
+    // Every wakeup of S (W's are pinned: one allowed CPU, no placement).
+    CHECK(r.n(Metric::select_eas) == r.n(Metric::wakeups) - r.n(Metric::wakeups_no_placement) - r.n(Metric::select_pinned));
 }
 
 TEST_CASE("EAS: feec keeps prev when no candidate adds less energy", "[eas]") {
-    // The second wakeup: S sleeps on the little CPU the first put it on; the other little is as
+    // The wakeup after the one that moved S to a little: S sleeps there; the other little is as
     // idle (the same spare capacity, so no second candidate there) and a big costs more.
-    const Outcome r = simulate(small_task(), "", 2);
+    const json d = small_task();
+    const Outcome r = simulate(d, "", nth_wakeup_of(d, "S", 1, "", first_little_wakeup(d)));
     REQUIRE(r.wakee() == "S");
     REQUIRE(r.prev() <= 1);
     const FeecEv* f = r.first<FeecEv>();
@@ -82,7 +106,8 @@ TEST_CASE("EAS: feec keeps prev when no candidate adds less energy", "[eas]") {
 TEST_CASE("EAS: an overutilized root domain falls back to the symmetric wake path", "[eas]") {
     // Hogs on both littles run their utilisation past 80% of 512 before W's first post (150 ms).
     const std::string hogs = hog("h0", 0) + ", " + hog("h1", 1) + ",";
-    const Outcome r = simulate(small_task(hogs, 150), "", 1);
+    const json d = small_task(hogs, 150);
+    const Outcome r = simulate(d, "", nth_wakeup_of(d, "S"));
     REQUIRE(r.wakee() == "S");
     const FeecEv* f = r.first<FeecEv>();
     REQUIRE(f);
@@ -97,7 +122,8 @@ TEST_CASE("EAS: an overutilized root domain falls back to the symmetric wake pat
 
 TEST_CASE("EAS is off with the performance governor or without an energy model", "[eas]") {
     SECTION("performance governor") {
-        const Outcome r = simulate(small_task("", 5, R"(, "governor": "performance")"), "", 1);
+        const json d = small_task("", 5, R"(, "governor": "performance")");
+        const Outcome r = simulate(d, "", nth_wakeup_of(d, "S"));
         REQUIRE(r.wakee() == "S");
         CHECK_FALSE(r.has<FeecEv>());
         CHECK(r.outcome() != SelectOutcome::eas);
@@ -105,7 +131,8 @@ TEST_CASE("EAS is off with the performance governor or without an energy model",
         CHECK(r.n(Metric::select_eas) == 0);
     }
     SECTION("no energy model") {
-        const Outcome r = simulate(small_task("", 5, "", false), "", 1);
+        const json d = small_task("", 5, "", false);
+        const Outcome r = simulate(d, "", nth_wakeup_of(d, "S"));
         REQUIRE(r.wakee() == "S");
         CHECK_FALSE(r.has<FeecEv>());
         CHECK(r.outcome() != SelectOutcome::eas);

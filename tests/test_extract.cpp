@@ -196,17 +196,19 @@ TEST_CASE("phone-fuse-extract: on the phone EAS places every wakeup, so WF_SYNC 
     const Outcome smp_sync = simulate(extract("kvm-2vcpu", "", "fuse_sync_request"));
     CHECK(smp_plain.n(Metric::select_eas) == 0);
     CHECK(smp_plain.m.get(Metric::energy_mj) == 0.0);
-    CHECK(smp_plain.n(Metric::wakeups_affine) == 0);
+    // Plain, wake_affine_weight() picks the waker's CPU once in a while (the loads it compares
+    // include the full load a new thread starts with).
+    CHECK(smp_plain.n(Metric::wakeups_affine) <= 2);
     CHECK(smp_sync.n(Metric::wakeups_affine) > 1000);
-    CHECK(smp_sync.n(Metric::select_sis_prev) == smp_sync.n(Metric::wakeups_affine));
+    CHECK(smp_sync.n(Metric::select_sis_prev) >= smp_sync.n(Metric::wakeups_affine) - 2);
     CHECK(smp_sync.n(Metric::wakeups_local) == smp_plain.n(Metric::wakeups_local));
 }
 
-TEST_CASE("extract: an app thread in a top-app group with a uclamp_min floor runs its chain at a higher clock, "
+TEST_CASE("extract: an app thread in a top-app group with a uclamp_min floor runs its own work at a higher clock, "
           "and a group without the app's CPUs is refused", "[extract][uclamp]") {
-    // The serial chain keeps no big CPU busy enough for schedutil to leave the lowest OPP; the
-    // group's cpu.uclamp.min raises the app thread's clamp (uclamp_tg_restrict()), and schedutil
-    // asks for at least it while the app is runnable.
+    // The group's cpu.uclamp.min raises the app thread's clamp (uclamp_tg_restrict()), and
+    // schedutil asks for at least it while the app is runnable: the app's share of each file takes
+    // less CPU time. The daemon's workers are outside the group and get no floor.
     auto with_group = [](const std::string& groups, const std::string& extra) {
         json d = extract("bl-4-3-1", extra);
         d["groups"] = json::parse(groups);
@@ -217,8 +219,7 @@ TEST_CASE("extract: an app thread in a top-app group with a uclamp_min floor run
         simulate(with_group(R"({"top-app": {"cpus": "0-7", "uclamp_min": 512}})", R"(, "group": "top-app")"));
     REQUIRE(plain.completed);
     REQUIRE(boosted.completed);
-    CHECK(boosted.n(Metric::freq_khz_busy) > plain.n(Metric::freq_khz_busy));
-    CHECK(boosted.n(Metric::sim_time_ns) < plain.n(Metric::sim_time_ns));
+    CHECK(boosted.n(Metric::cpu_time_requester_ns) < 0.7 * static_cast<double>(plain.n(Metric::cpu_time_requester_ns)));
     // A background group of the littles confines the app there.
     const Outcome little = simulate(with_group(R"({"background": {"cpus": "0-3"}})", R"(, "group": "background")"));
     double on_littles = 0;

