@@ -494,6 +494,19 @@ TEST_CASE("a psync requester beside its ring thread sleeps in request_wait_answe
     CHECK(n(of, Metric::context_switches) == Approx(2.0 * n(of, Metric::ops)).epsilon(0.05));
 }
 
+TEST_CASE("/dev/fuse: under preempt=none a requester woken onto its worker's CPU by the reply runs when the "
+          "worker's writev returns",
+          "[fuse][dev][preempt]") {
+    // One CPU: fio and the workers share it. fuse_request_end wakes fio inside the worker's writev;
+    // the preemption it asks for waits for the return to user space, 20 us later here.
+    const json d = doc(R"({"machine": {"topology": {"name": "uni", "cores_per_cluster": 1}, "profile": {"base": "xeon-2s-16c32t"}},
+      "workload": {"kind": "fio", "number_ios": 2000, "writev_return": "20us"}, "policies": ["plain"]})");
+    const Outcome r = simulate(d);
+    REQUIRE(r.completed);
+    CHECK(n(r, Metric::preemptions) > n(r, Metric::ops) * 9 / 10);  // the worker, at its return
+    CHECK(r.m.get(Metric::wake_latency_ns_p50) >= 20000);
+}
+
 TEST_CASE("queue policies choose only background io-uring queues", "[fuse][bg][policies]") {
     // psync over io-uring sends only foreground requests: cpu++ changes nothing.
     const Outcome plain = simulate(fio_doc("xeon-2s-16c32t", R"(, "transport": "io_uring")"));

@@ -508,7 +508,9 @@ Action FuseConn::worker(int self, int task_id, uint8_t& phase) {
                 request_end(req);
                 req = -1;
                 phase = 4;
-                if (c.writev_return > 0) return Action::Run(c.writev_return);
+                // The rest of writev, still in the system call: under preempt=none a requester woken
+                // onto this CPU waits for the return to user space (the next step).
+                if (c.writev_return > 0) return Action::RunInSyscall(c.writev_return);
                 [[fallthrough]];
             case 4:  // back in fuse_do_work: numavail++, and a surplus idle worker exits
                 ++numavail_;

@@ -122,7 +122,8 @@ const ParamTable& fuse_conn_params() {
         {.name = "writev_return", .type = ParamType::duration, .default_value = "300ns", .min = 0,
          .max = kMaxTime,
          .help = "`dev`: the worker from the reply's wake to libfuse marking it idle again (`numavail++`): "
-                 "writev's exit and the buffer release (estimate)"},
+                 "writev's exit and the buffer release, counted inside the system call (under preempt=none a "
+                 "requester woken onto this CPU runs after it) (estimate)"},
         {.name = "loop_tail", .type = ParamType::duration, .default_value = "1700ns", .min = 0, .max = kMaxTime,
          .help = "`dev`: the worker from `numavail++` to its sleep in the next read: libfuse accounting, read "
                  "entry (estimate; with `writev_return`, 2-3 us)"},
