@@ -100,11 +100,14 @@ TEST_CASE("uclamp: a uclamp_min above a little CPU's capacity makes a small task
     for (const Outcome& r : wakeups_of(small_on_phone(), "S", "Z")) on_big |= r.result_cpu() >= 4 && r.result_cpu() <= 6;
     CHECK(on_big);
     const json clamped = small_on_phone(R"(, "uclamp_min": 900)");
-    for (const char* waker : {"Z", "W"})
-        for (const Outcome& r : wakeups_of(clamped, "S", waker)) {
+    for (const char* waker : {"Z", "W"}) {
+        const std::vector<Outcome> ws = wakeups_of(clamped, "S", waker);
+        REQUIRE(ws.size() >= 2);
+        for (const Outcome& r : ws) {
             CHECK(r.outcome() == SelectOutcome::eas);
             CHECK(r.result_cpu() == 7);
         }
+    }
 }
 
 TEST_CASE("uclamp: a uclamp_max at or below a small CPU's capacity keeps a busy task there, never misfit",
