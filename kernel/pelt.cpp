@@ -103,11 +103,11 @@ void Scheduler::pelt_attach(Task& p, int cpu) {
     to.load_sum += w * se.load_sum;
 }
 
-// init_entity_runnable_average() at fork (a task starts with its full weight as load, nothing
-// else), then post_init_entity_util_avg() once wake_up_new_task() has chosen `cpu`: util_avg
-// extrapolated from the task's runqueue there (util_avg x weight / (load_avg + 1)), at most half
-// the capacity that runqueue leaves, runnable_avg the same; the enqueue attaches them. A grouped
-// task's runqueue is its group's on that CPU, whose signals are its attached tasks'.
+// post_init_entity_util_avg(), once wake_up_new_task() has chosen `cpu` (after its
+// init_entity_runnable_average()): util_avg extrapolated from the task's runqueue there (util_avg
+// x weight / (load_avg + 1)), at most half the capacity that runqueue leaves, runnable_avg the
+// same; the enqueue attaches them. A grouped task's runqueue is its group's on that CPU, whose
+// signals are its attached tasks'.
 void Scheduler::post_init_entity_util_avg(Task& p, int cpu) {
     double rq_util = 0, rq_load = 0;
     if (p.group < 0) {
@@ -126,8 +126,6 @@ void Scheduler::post_init_entity_util_avg(Task& p, int cpu) {
         }
     }
     Pelt& sa = p.pelt;
-    sa = Pelt{};
-    sa.load_avg = static_cast<double>(p.weight);
     const auto cap = (static_cast<int64_t>(capacity_of(cpu)) - static_cast<int64_t>(rq_util)) / 2;
     if (cap > 0) {
         double u = static_cast<double>(cap);
