@@ -117,10 +117,7 @@ void Scheduler::post_init_entity_util_avg(Task& p, int cpu) {
     } else {
         for (const Task& t : tasks_) {
             if (&t == &p || t.group != p.group || t.cpu != cpu || t.state == TaskState::unstarted || t.state == TaskState::exited) continue;
-            const bool running = t.state == TaskState::running;
-            const bool runnable = running || t.state == TaskState::runnable;
-            Pelt s = t.pelt;
-            pelt::update(s, engine_.now(), runnable ? 1 : 0, runnable ? 1 : 0, running, 1024, t.weight);
+            const Pelt s = task_pelt_now(t);
             rq_util += s.util_avg;
             rq_load += s.load_avg;
         }
@@ -190,22 +187,25 @@ double Scheduler::cpu_load(int cpu) const {
     return cpu_pelt_now(cpu).load_avg;
 }
 
-double Scheduler::task_util(const Task& t) const {
+// The task's signals as an update now would leave them (a copy: the task is not touched).
+Pelt Scheduler::task_pelt_now(const Task& t) const {
     const bool running = t.state == TaskState::running;
     const bool runnable = running || t.state == TaskState::runnable;
     Pelt s = t.pelt;
     pelt::update(s, engine_.now(), runnable ? 1 : 0, runnable ? 1 : 0, running, 1024, t.weight);
-    return cfg_.features.on(Feat::UTIL_EST) ? std::max(s.util_avg, t.pelt.util_est) : s.util_avg;
+    return s;
+}
+
+double Scheduler::task_util(const Task& t) const {
+    const double u = task_pelt_now(t).util_avg;
+    return cfg_.features.on(Feat::UTIL_EST) ? std::max(u, t.pelt.util_est) : u;
 }
 
 // task_h_load() without cgroups: a sleeping wakee's load as last updated (when it went to sleep);
 // the wake path does not sync it before wake_affine_weight().
 double Scheduler::task_load(const Task& t) const {
     if (t.state == TaskState::sleeping || t.state == TaskState::waking) return t.pelt.load_avg;
-    const bool runnable = t.state == TaskState::running || t.state == TaskState::runnable;
-    Pelt s = t.pelt;
-    pelt::update(s, engine_.now(), runnable ? 1 : 0, runnable ? 1 : 0, t.state == TaskState::running, 1024, t.weight);
-    return s.load_avg;
+    return task_pelt_now(t).load_avg;
 }
 
 // util_fits_cpu(), v6.19: fits_capacity(util, capacity) (util < 80% of capacity), then with

@@ -147,6 +147,7 @@ public:
     double cpu_util_cfs_boost(int cpu) const;  // schedutil's input: max(util_avg, runnable_avg, util_est)
     double cpu_load(int cpu) const;         // PELT load_avg of the CPU
     double task_util(const Task& t) const;  // max(util_avg, util_est)
+    Pelt task_pelt_now(const Task& t) const;
     double task_load(const Task& t) const;
     int capacity_of(int cpu) const { return topo_.cpu(cpu).capacity; }
     bool task_fits_cpu(const Task& t, int cpu) const;
