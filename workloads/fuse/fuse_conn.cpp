@@ -84,6 +84,7 @@ FuseConn::FuseConn(std::shared_ptr<const FuseConnDef> def, const std::vector<int
         if (sub.depth <= 0) continue;
         sub.free.buf.assign(static_cast<size_t>(sub.depth) + 1, -1);
         sub.done.buf.assign(static_cast<size_t>(sub.depth) + 1, -1);
+        sub.posted.buf.assign(static_cast<size_t>(sub.depth) + 1, -1);
         sub.free.push(static_cast<int>(i));
         reqs_[i].owner = static_cast<int>(i);
         for (int k = 1; k < sub.depth; ++k) {
@@ -371,16 +372,26 @@ bool FuseConn::request(int self, int task_id, uint8_t& phase, Action& out, FuseR
     }
 }
 
-// fio's do_io with an async engine: fill the free slots in one submit call (each request goes
-// fuse_direct_IO -> fuse_async_req_send -> fuse_simple_background in the submitter's context),
-// then wait for at least one completion (io_uring_enter min_complete=1 / io_getevents min_nr=1)
-// and reap every completion there is.
+// fio's do_io with an async engine (fio 3.33): while the queue has room, submit the next
+// iodepth_batch_submit I/Os in one call (each goes fuse_direct_IO -> fuse_async_req_send ->
+// fuse_simple_background in the submitter's context); with the queue full, reap (fio's
+// getevents: at least one completion, all there are). io_uring's ring is set up with
+// DEFER_TASKRUN, so a completion's task work is run, and its CQE posted, only inside the
+// submitter's next io_uring_enter with GETEVENTS: every submit call (to_submit, min_complete 0)
+// posts what has arrived, the reap takes those CQEs without a system call, and only an empty CQ
+// ring costs a wait call (io_uring_enter(0, 1, GETEVENTS)), which sleeps if nothing has arrived.
+// libaio's completions are in its ring at once, and fio reaps them with io_getevents.
 bool FuseConn::aio(int self, int task_id, int64_t ios, FuseReqArgs args, uint8_t& phase, Action& out, int& reaped) {
     enum : uint8_t { start, queue, send_it, throttled, wait_check, woken, reap_done };
     const FuseCosts& c = def_->costs;
+    const bool deferred = def_->engine == AioEngine::io_uring;
     Submitter& sub = subs_[static_cast<size_t>(self)];
     sub.task_id = task_id;
     reaped = 0;
+    const auto post = [&] {  // io_run_local_work(): the deferred completions reach the CQ ring
+        while (!sub.done.empty()) sub.posted.push(sub.done.pop());
+    };
+    Fifo& ring = deferred ? sub.posted : sub.done;  // what a reap takes
     for (;;) {
         switch (phase) {
             case start:
@@ -388,20 +399,30 @@ bool FuseConn::aio(int self, int task_id, int64_t ios, FuseReqArgs args, uint8_t
                     sub.submitted = sub.reaped = 0;
                     return false;
                 }
-                sub.batch = static_cast<int>(std::min<int64_t>(sub.depth - sub.in_flight, ios - sub.submitted));
-                if (sub.batch > 0) {
+                if (sub.in_flight < sub.depth && sub.submitted < ios) {
+                    sub.batch = static_cast<int>(std::min<int64_t>(
+                        {static_cast<int64_t>(sub.depth - sub.in_flight), ios - sub.submitted, def_->aio_batch_submit}));
                     phase = queue;
+                    ++stats_.aio_submit_calls;
                     out = Action::Run(c.aio_submit_call);
                     return true;
                 }
+                // The queue is full (or every I/O is out): reap. io_uring: CQEs already posted
+                // need no system call.
+                if (deferred && !sub.posted.empty()) {
+                    ++stats_.aio_posted_reaps;
+                    phase = woken;
+                    break;
+                }
                 phase = wait_check;
+                ++stats_.aio_wait_calls;
                 out = Action::Run(c.aio_wait_call);
                 return true;
             case queue:
-                if (sub.batch == 0) {  // submit call returns; wait for completions
-                    phase = wait_check;
-                    out = Action::Run(c.aio_wait_call);
-                    return true;
+                if (sub.batch == 0) {  // the submit call returns, posting what has completed
+                    if (deferred) post();
+                    phase = start;
+                    break;
                 }
                 phase = send_it;
                 out = Action::Run(c.app_submit);  // io_read -> fuse_direct_IO, up to fuse_simple_background
@@ -434,7 +455,8 @@ bool FuseConn::aio(int self, int task_id, int64_t ios, FuseReqArgs args, uint8_t
                 phase = send_it;  // re-check fc->blocked
                 break;
             case wait_check:
-                if (sub.done.empty()) {
+                if (deferred) post();
+                if (ring.empty()) {
                     ++stats_.aio_waits;
                     sub.waiting = true;
                     phase = woken;
@@ -443,14 +465,15 @@ bool FuseConn::aio(int self, int task_id, int64_t ios, FuseReqArgs args, uint8_t
                 }
                 [[fallthrough]];
             case woken: {
-                if (sub.done.empty()) {
+                if (deferred) post();
+                if (ring.empty()) {
                     out = Action::Block();
                     return true;
                 }
                 int64_t cost = 0;
                 sub.reaping = 0;
-                while (!sub.done.empty()) {
-                    const int slot = sub.done.pop();
+                while (!ring.empty()) {
+                    const int slot = ring.pop();
                     replied(slot);
                     cost += c.aio_reap + touch(slot);
                     sub.free.push(slot);

@@ -56,6 +56,7 @@ struct FuseConnDef {
     std::vector<int> queue_of_cpu;  // io-uring: the queue a foreground request submitted on each CPU uses
     std::vector<int> queue_cpu;     // io-uring: each queue's CPU (its ring thread is pinned there)
     AioEngine engine = AioEngine::io_uring;  // background requests: how their submitter waits
+    int aio_batch_submit = 1;       // fio's iodepth_batch_submit: I/Os per submit call
     int max_background = 12;        // fc->max_background (FUSE_DEFAULT_MAX_BACKGROUND)
     int congestion_threshold = 9;   // fc->congestion_threshold (3/4 of max_background)
 };
@@ -84,6 +85,9 @@ struct FuseStats {
     int max_active_background = 0;   // peak fc->active_background
     uint64_t blocked_waits = 0;      // a submitter slept on fc->blocked_waitq (max_background reached)
     uint64_t congested = 0;          // a background request queued with num_background >= congestion_threshold
+    uint64_t aio_submit_calls = 0;   // io_uring_enter / io_submit calls that submitted
+    uint64_t aio_wait_calls = 0;     // io_uring_enter(GETEVENTS) / io_getevents calls to reap
+    uint64_t aio_posted_reaps = 0;   // io_uring: reaps of CQEs a submit call posted, without a call
     uint64_t aio_waits = 0;          // a submitter slept waiting for completions
     uint64_t aio_wakes = 0;          // a completion woke it
 };
@@ -150,7 +154,8 @@ private:
         int last_queue = -1;  // the queue of its previous request
         int depth = 0;
         Fifo free;            // slots not in flight
-        Fifo done;            // completed, not yet reaped (the CQ ring / aio ring)
+        Fifo done;            // completed, not yet reaped: io_uring's deferred task work, or libaio's ring
+        Fifo posted;          // io_uring: completions the last io_uring_enter posted to the CQ ring
         int in_flight = 0;    // submitted and not reaped
         int64_t submitted = 0, reaped = 0;
         int batch = 0;        // requests left in the current submit call
