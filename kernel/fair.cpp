@@ -140,7 +140,12 @@ void Scheduler::place_entity(CfsRq& cfs, SchedEntity& se, bool initial) {
 // cpufreq_update_util().
 void Scheduler::enqueue(int cpu, Task& t, bool initial) {
     Rq& rq = rq_of(cpu);
-    update_curr_around(cpu, t);  // enqueue_entity()
+    // enqueue_entity() updates the runqueue it enqueues into: the task's own, whose running entity
+    // is the CPU's running task only if that task queues there too, and the root only when the
+    // group's entity joins it. A group entity left delayed is requeued without an update:
+    // requeue_delayed_entity() measures its lag against the running entity as last updated.
+    if (t.group < 0 || !rq.curr || rq.curr->group == t.group || !cfs_of(t, cpu).se->on_rq)
+        update_curr_around(cpu, t);  // enqueue_entity()
     pelt_update_cpu(cpu);
     if (t.group >= 0) pelt_apply_removed(cpu, t.group);  // update_load_avg() of its group's runqueue
     CfsRq& cfs = cfs_of(t, cpu);
@@ -166,7 +171,9 @@ void Scheduler::enqueue(int cpu, Task& t, bool initial) {
 // DEQUEUE_SLEEP for the parents), so DELAY_DEQUEUE may leave it there.
 void Scheduler::dequeue(int cpu, Task& t, bool sleep) {
     Rq& rq = rq_of(cpu);
-    update_curr_around(cpu, t);  // dequeue_entity()
+    // As at enqueue: the task's own runqueue, and the root only when the group's entity leaves it.
+    if (t.group < 0 || !rq.curr || rq.curr->group == t.group || cfs_of(t, cpu).queue.size() == 1)
+        update_curr_around(cpu, t);  // dequeue_entity()
     pelt_update_cpu(cpu);
     if (t.group >= 0) pelt_apply_removed(cpu, t.group);
     CfsRq& cfs = cfs_of(t, cpu);

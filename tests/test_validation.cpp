@@ -273,7 +273,11 @@ TEST_CASE("autogroups-kvm: a periodic task in a session of its own waits far les
           "[validation][groups]") {
     // scripts/measure/autogroup-latency.sh 3 5 (Intel-host boot): in the loops' session 3,521-3,533
     // wakeups in 5 s with a mean latency of 268-272 us; in its own 4,254-4,300 and 20-33 us. The
-    // model cuts the mean 4.9x where the kernel cut it 8-14x; the test asks for 3x and more periods.
+    // test asks for 3x and more periods. In its own session the kernel preempts a loop at 3,558 of
+    // 3,583 wakeups (bpftrace, 2026-12-02), among them all 167 whose group entity was still queued
+    // delayed: requeue_delayed_entity() measures the group's lag against the loops' entity as last
+    // updated, and the wakeup check's update_curr() then leaves the loops' entity ineligible. The
+    // other 25 waited 3.6 ms on average, which the model lacks (its longest wait is under 1 ms).
     Scenario sc = load_scenario(std::string(WAKESIM_SOURCE_DIR) + "/scenarios/autogroups-kvm.json");
     RunOptions opt;
     opt.check_invariants = true;
@@ -284,4 +288,5 @@ TEST_CASE("autogroups-kvm: a periodic task in a session of its own waits far les
     CHECK(own.get(Metric::ops) > same.get(Metric::ops) * 1.05);
     CHECK(same.get(Metric::ops) == Approx(3527).epsilon(0.2));
     CHECK(own.get(Metric::ops) == Approx(4277).epsilon(0.2));
+    CHECK(own.get(Metric::wake_latency_ns_p99) < 100 * kNsPerUs);
 }

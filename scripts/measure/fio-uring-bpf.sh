@@ -5,6 +5,8 @@
 # bpf/ring-preempt.bt (does a ring thread's wake by fio preempt fio, and the EEVDF state of
 # both autogroups), bpf/ring-sleep.bt (a ring thread's lag and delayed state at its sleeps).
 # Usage: scripts/measure/fio-uring-bpf.sh PASSTHROUGH_HP PROGRAM.bt [COMMAND PREFIX, e.g. taskset -c 0]
+# Environment: MOUNT_OPTS (default "-o io_uring"; "" for /dev/fuse), FIO_ENGINE (default
+# "--ioengine=io_uring --iodepth=4"; e.g. "--ioengine=psync").
 # Needs root (mount, tmpfs, bpftrace), fio, and a kernel with CONFIG_FUSE_IO_URING and BTF.
 set -euo pipefail
 [ $# -ge 2 ] || { echo "usage: $0 PASSTHROUGH_HP PROGRAM.bt [PREFIX...]" >&2; exit 2; }
@@ -15,12 +17,12 @@ shift 2
 # shellcheck source=scripts/measure/fuse-mount.sh
 . "$here/fuse-mount.sh"
 fuse_setup "$hp"
-start_fs "-o io_uring"
+start_fs "${MOUNT_OPTS--o io_uring}"
 bpftrace "$prog" -o "$work/bt.txt" &
 bt=$!
 sleep 4  # bpftrace attaches
 "${@:-env}" fio --name=r --filename="$mnt/f" --rw=randread --bs=4k --size=1G --direct=1 --time_based \
-    --runtime=3 --ioengine=io_uring --iodepth=4 --output-format=terse --terse-version=3 >"$work/fio.txt"
+    --runtime=3 ${FIO_ENGINE:---ioengine=io_uring --iodepth=4} --output-format=terse --terse-version=3 >"$work/fio.txt"
 kill -INT "$bt"
 wait "$bt" || true
 echo "reads: $(awk -F';' '{print $6 / 4}' "$work/fio.txt")"
