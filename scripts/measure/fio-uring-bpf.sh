@@ -21,6 +21,7 @@ start_fs "${MOUNT_OPTS--o io_uring}"
 bpftrace "$prog" -o "$work/bt.txt" &
 bt=$!
 sleep 4  # bpftrace attaches
+# shellcheck disable=SC2086  # FIO_ENGINE is a list of options
 "${@:-env}" fio --name=r --filename="$mnt/f" --rw=randread --bs=4k --size=1G --direct=1 --time_based \
     --runtime=3 ${FIO_ENGINE:---ioengine=io_uring --iodepth=4} --output-format=terse --terse-version=3 >"$work/fio.txt"
 kill -INT "$bt"

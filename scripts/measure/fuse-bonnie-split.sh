@@ -8,12 +8,10 @@
 # Usage: scripts/measure/fuse-bonnie-split.sh PASSTHROUGH_HP [RUNS]
 # Needs root (mount, tmpfs), bonnie++, and a kernel with CONFIG_FUSE_IO_URING.
 set -euo pipefail
-[ $# -ge 1 ] || { echo "usage: $0 PASSTHROUGH_HP [RUNS]" >&2; exit 2; }
-runs=${2:-3}
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=scripts/measure/fuse-mount.sh
 . "$here/fuse-mount.sh"
-fuse_setup "$1"
+fuse_script_start "$@"
 pat='^(bonnie\+\+|fuse-ring-[0-9]+|passthrough_hp|fuse_worker)$'
 one() {  # $1: series name, rest: command prefix
     local name=$1

@@ -6,12 +6,10 @@
 # Usage: scripts/measure/fuse-cpu-per-read.sh PASSTHROUGH_HP [RUNS]
 # Needs root (mount, tmpfs), fio, and a kernel with CONFIG_FUSE_IO_URING.
 set -euo pipefail
-[ $# -ge 1 ] || { echo "usage: $0 PASSTHROUGH_HP [RUNS]" >&2; exit 2; }
-runs=${2:-3}
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=scripts/measure/fuse-mount.sh
 . "$here/fuse-mount.sh"
-fuse_setup "$1"
+fuse_script_start "$@"
 start_fs "-o io_uring"
 one() {  # $1: series name, rest: command prefix
     local name=$1

@@ -1,9 +1,16 @@
 # Sourced by the FUSE measurement scripts: a 1 GiB file on a fresh tmpfs, and libfuse's
 # passthrough_hp (--nopassthrough: every read goes to the server) mounted over it.
 #   fuse_setup PASSTHROUGH_HP   make the tmpfs and the file; unmounts and cleans up on exit
+#   fuse_script_start "$@"      for scripts taking PASSTHROUGH_HP [RUNS]: the usage check, $runs
+#                               (default 3) and fuse_setup
 #   start_fs OPTIONS            mount ("" for /dev/fuse, "-o io_uring" for fuse-over-io-uring)
 #   stop_fs                     unmount and wait for the server
 # The mount point is $mnt, the file $mnt/f.
+fuse_script_start() {
+    [ $# -ge 1 ] || { echo "usage: $0 PASSTHROUGH_HP [RUNS]" >&2; exit 2; }
+    runs=${2:-3}
+    fuse_setup "$1"
+}
 fuse_setup() {
     hp=$1
     work=$(mktemp -d /tmp/fuse-measure.XXXXXX)
