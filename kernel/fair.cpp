@@ -274,6 +274,8 @@ void Scheduler::update_cfs_group(int cpu, CfsRq& gq) {
     }
     Rq& rq = rq_of(cpu);
     CfsRq& root = rq.cfs;
+    // reweight_entity() commits the root's outstanding execution time first (update_curr()).
+    if (rq.curr && rq.curr->state == TaskState::running) update_curr(cpu);
     const int64_t lag = entity_lag(root, g);
     const int64_t rel_deadline = g.deadline - g.vruntime;
     const int64_t rel_prot = g.vprot - g.vruntime;

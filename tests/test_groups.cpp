@@ -208,22 +208,23 @@ TEST_CASE("A task in a task group leaves its utilisation on the CPU it left unti
     CHECK(std::abs(gi.later - ri.later) < 20);
 }
 
-TEST_CASE("A delayed group entity is requeued against the running entity as last updated: fio's submit lets its "
-          "ring thread preempt it once fio has run longer than the ring thread after its last reply",
-          "[eevdf][groups][fuse]") {
+TEST_CASE("A delayed group entity is requeued against the running entity as last updated, so a ring thread "
+          "preempts fio when fio ran longer", "[eevdf][groups][fuse]") {
     // fio (io_uring engine, iodepth 4) and its ring thread on one vCPU, each in an autogroup. The
     // ring thread sleeps past V, so its group entity stays delayed on the root; fio's next submit
     // requeues it (requeue_delayed_entity(), no update_curr() at the root first) against fio's
     // entity as of fio's switch-in, and the wakeup check's update_curr() then charges fio all it
     // ran since. Measured on the development VM (bpftrace, docs/validation.md): 24-26% of those
     // wakes preempt fio, 0.07-0.08 per read, every time with fio's group entity ineligible; the
-    // ring thread ran 3.10 us after its reply's wake, fio 3.31 us before its first submit.
+    // ring thread ran 3.10 us after its reply's wake, fio 3.31 us before its first submit. Here fio
+    // reaps its four completions at once (iodepth_batch_complete_max 4, not fio's default 1), so
+    // that its run before its first submit is the four reaps and the submit.
     auto run = [](const std::string& tail) {
         return simulate(doc(R"({"machine": "kvm-2vcpu-spr",
             "groups": {"fio": {"fair_group": true}, "server": {"fair_group": true}},
             "workload": {"kind": "fio", "number_ios": 20000, "transport": "io_uring", "ioengine": "io_uring",
-                         "iodepth": 4, "cpus": "0", "group": "fio", "server_group": "server",
-                         "uring_enter_tail": ")" + tail + R"("},
+                         "iodepth": 4, "iodepth_batch_complete_max": 4, "cpus": "0", "group": "fio",
+                         "server_group": "server", "uring_enter_tail": ")" + tail + R"("},
             "policies": ["plain"], "run": {"warmup_ops": 2000}})"));
     };
     // The ring thread's tail after its wake of fio (three commits and the enter tail) against

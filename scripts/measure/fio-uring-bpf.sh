@@ -3,7 +3,8 @@
 # reads) over passthrough_hp -o io_uring, and prints the reads fio did and the program's maps.
 # Programs: bpf/fio-uring-calls.bt (fio's io_uring_enter calls by arguments, its switches),
 # bpf/ring-preempt.bt (does a ring thread's wake by fio preempt fio, and the EEVDF state of
-# both autogroups), bpf/ring-sleep.bt (a ring thread's lag and delayed state at its sleeps).
+# both autogroups), bpf/ring-sleep.bt (a ring thread's lag and delayed state at its sleeps),
+# bpf/ring-fio-phases.bt (the ring thread's run after its wake of fio, fio's before its submit).
 # Usage: scripts/measure/fio-uring-bpf.sh PASSTHROUGH_HP PROGRAM.bt [COMMAND PREFIX, e.g. taskset -c 0]
 # Environment: MOUNT_OPTS (default "-o io_uring"; "" for /dev/fuse), FIO_ENGINE (default
 # "--ioengine=io_uring --iodepth=4"; e.g. "--ioengine=psync").

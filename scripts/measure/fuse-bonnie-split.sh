@@ -23,7 +23,8 @@ one() {  # $1: series name, rest: command prefix
     "$here/thread-counters.py" snap "$pat" "$work/s1"
     sleep 1.5
     "$here/thread-counters.py" snap "$pat" "$work/s2"
-    wait "$job" || true
+    kill "$job" 2>/dev/null || true  # the later phases (stat, delete) are not measured
+    wait "$job" 2>/dev/null || true
     rm -rf "${mnt:?}/b"
     python3 - "$name" "$work/s1" "$work/s2" <<'P'
 import json, sys

@@ -374,15 +374,16 @@ bool FuseConn::request(int self, int task_id, uint8_t& phase, Action& out, FuseR
 
 // fio's do_io with an async engine (fio 3.33): while the queue has room, submit the next
 // iodepth_batch_submit I/Os in one call (each goes fuse_direct_IO -> fuse_async_req_send ->
-// fuse_simple_background in the submitter's context); with the queue full, reap (fio's
-// getevents: at least one completion, all there are). io_uring's ring is set up with
-// DEFER_TASKRUN, so a completion's task work is run, and its CQE posted, only inside the
-// submitter's next io_uring_enter with GETEVENTS: every submit call (to_submit, min_complete 0)
-// posts what has arrived, the reap takes those CQEs without a system call, and only an empty CQ
-// ring costs a wait call (io_uring_enter(0, 1, GETEVENTS)), which sleeps if nothing has arrived.
-// libaio's completions are in its ring at once, and fio reaps them with io_getevents.
+// fuse_simple_background in the submitter's context); with the queue full, reap: at least one
+// completion and at most iodepth_batch_complete_max (fio's default 1: one, then the freed slot is
+// refilled). io_uring's ring is set up with DEFER_TASKRUN, so a completion's task work is run,
+// and its CQE posted, only inside the submitter's next io_uring_enter with GETEVENTS: every
+// submit call (to_submit, min_complete 0) posts what has arrived, a reap takes posted CQEs
+// without a system call, and only an empty CQ ring costs a wait call (io_uring_enter(0, 1,
+// GETEVENTS)), which posts what has arrived or sleeps until something does. libaio's completions
+// are in its ring at once, and fio reaps them with io_getevents, a wait call every time.
 bool FuseConn::aio(int self, int task_id, int64_t ios, FuseReqArgs args, uint8_t& phase, Action& out, int& reaped) {
-    enum : uint8_t { start, queue, send_it, throttled, wait_check, woken, reap_done };
+    enum : uint8_t { start, queue, send_it, throttled, wait_check, woken, reap, reap_done };
     const FuseCosts& c = def_->costs;
     const bool deferred = def_->engine == AioEngine::io_uring;
     Submitter& sub = subs_[static_cast<size_t>(self)];
@@ -411,7 +412,7 @@ bool FuseConn::aio(int self, int task_id, int64_t ios, FuseReqArgs args, uint8_t
                 // need no system call.
                 if (deferred && !sub.posted.empty()) {
                     ++stats_.aio_posted_reaps;
-                    phase = woken;
+                    phase = reap;
                     break;
                 }
                 phase = wait_check;
@@ -454,7 +455,7 @@ bool FuseConn::aio(int self, int task_id, int64_t ios, FuseReqArgs args, uint8_t
                 }
                 phase = send_it;  // re-check fc->blocked
                 break;
-            case wait_check:
+            case wait_check:  // inside the wait call: what has arrived is posted, or it sleeps
                 if (deferred) post();
                 if (ring.empty()) {
                     ++stats_.aio_waits;
@@ -463,16 +464,20 @@ bool FuseConn::aio(int self, int task_id, int64_t ios, FuseReqArgs args, uint8_t
                     out = Action::Block();
                     return true;
                 }
-                [[fallthrough]];
-            case woken: {
+                phase = reap;
+                break;
+            case woken:  // woken in the wait call by a completion
                 if (deferred) post();
                 if (ring.empty()) {
                     out = Action::Block();
                     return true;
                 }
+                phase = reap;
+                break;
+            case reap: {
                 int64_t cost = 0;
                 sub.reaping = 0;
-                while (!ring.empty()) {
+                while (!ring.empty() && sub.reaping < def_->aio_batch_complete) {
                     const int slot = ring.pop();
                     replied(slot);
                     cost += c.aio_reap + touch(slot);

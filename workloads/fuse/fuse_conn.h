@@ -57,6 +57,7 @@ struct FuseConnDef {
     std::vector<int> queue_cpu;     // io-uring: each queue's CPU (its ring thread is pinned there)
     AioEngine engine = AioEngine::io_uring;  // background requests: how their submitter waits
     int aio_batch_submit = 1;       // fio's iodepth_batch_submit: I/Os per submit call
+    int aio_batch_complete = 1;     // fio's iodepth_batch_complete_max: completions per reap
     int max_background = 12;        // fc->max_background (FUSE_DEFAULT_MAX_BACKGROUND)
     int congestion_threshold = 9;   // fc->congestion_threshold (3/4 of max_background)
 };
