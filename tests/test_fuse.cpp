@@ -259,6 +259,8 @@ TEST_CASE("fio: engines and options not modelled are one-line errors", "[fuse][i
                Catch::Contains("/workload/iodepth_batch_submit") && Catch::Contains("at most iodepth (4)"));
     CHECK_THAT(error(R"(, "ioengine": "io_uring", "iodepth_batch_submit": -1)"),
                Catch::Contains("/workload/iodepth_batch_submit"));
+    CHECK_THAT(error(R"(, "ioengine": "io_uring", "iodepth_batch_complete_max": 0)"),
+               Catch::Contains("/workload/iodepth_batch_complete_max"));
     CHECK_THAT(error(R"(, "direct": 0)"),
                Catch::Contains("/workload/direct") && Catch::Contains("only O_DIRECT"));
     CHECK_THAT(error(R"(, "ioengine": "io_uring", "iodepth": 4096, "numjobs": 8)"),
