@@ -424,7 +424,6 @@ void Scheduler::sched_tick(int cpu) {
 // then the context switch or idle.
 void Scheduler::schedule(int cpu) {
     Rq& rq = rq_of(cpu);
-    rq.need_resched = false;
     Task* prev = rq.curr;
     if (prev && prev->state == TaskState::running) {
         update_curr(cpu);
@@ -437,6 +436,7 @@ void Scheduler::schedule(int cpu) {
     const SchedEntity* prev_top = prev && prev->group >= 0 && prev->cpu == cpu ? cfs_of(*prev, cpu).se : nullptr;
     Task* next = pick_next_task_fair(cpu);
     if (!next && sched_balance_newidle(cpu)) next = pick_next_task_fair(cpu);
+    rq.need_resched = false;  // clear_tsk_need_resched(prev) after pick_next_task()
     if (!next) {
         go_idle(cpu);
         return;

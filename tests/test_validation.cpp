@@ -281,7 +281,9 @@ TEST_CASE("autogroups-kvm: a periodic task in a session of its own waits far les
     // 3,583 wakeups (a 5 s run under a heavier bpftrace program, 2026-12-02), among them all 167 whose group entity was still queued
     // delayed: requeue_delayed_entity() measures the group's lag against the loops' entity as last
     // updated, and the wakeup check's update_curr() then leaves the loops' entity ineligible. The
-    // other 25 waited 3.6 ms on average, which the model lacks (its longest wait is under 1 ms).
+    // other 25 waited 3.6 ms on average: the loop whose slice is protected (RUN_TO_PARITY) runs
+    // on to the next tick, and its own reschedule request, raised while __schedule() picks, is
+    // cleared after the pick (clear_tsk_need_resched()), as the model now does too.
     Scenario sc = load_scenario(std::string(WAKESIM_SOURCE_DIR) + "/scenarios/autogroups-kvm.json");
     RunOptions opt;
     opt.check_invariants = true;
@@ -292,5 +294,9 @@ TEST_CASE("autogroups-kvm: a periodic task in a session of its own waits far les
     CHECK(own.get(Metric::ops) > same.get(Metric::ops) * 1.05);
     CHECK(same.get(Metric::ops) == Approx(3527).epsilon(0.2));
     CHECK(own.get(Metric::ops) == Approx(4277).epsilon(0.2));
-    CHECK(own.get(Metric::wake_latency_ns_p99) < 100 * kNsPerUs);
+    // Most wakeups run at once; about one in a hundred waits for the loops' protected slice to
+    // end at a tick (the kernel: 0.35-0.68% waiting 1 ms or more, mean 20-33 us).
+    CHECK(own.get(Metric::wake_latency_ns_p90) < 100 * kNsPerUs);
+    CHECK(own.get(Metric::wake_latency_ns_mean) > 10 * kNsPerUs);
+    CHECK(own.get(Metric::wake_latency_ns_mean) < 66 * kNsPerUs);
 }

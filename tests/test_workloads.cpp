@@ -90,8 +90,12 @@ TEST_CASE("A full pipe wakes its writer when a page is freed, not at every read 
     // One sender and one receiver on CPU 0. 100-byte messages merge 40 to a page; the sender
     // fills the 16 pages and sleeps; the receiver's reads wake it only when a page empties
     // (wake_writer |= pipe_full() at pipe_update_tail()), and the writer wakes the reader when it
-    // writes into an empty pipe: two wakeups per page, not one per message. 4096-byte messages
-    // take a page each: a wake per read.
+    // writes into an empty pipe, not at every message. 4096-byte messages take a page each: a
+    // wake per read. The kernel (scripts/measure/messaging-pair.c 20000 100 under taskset -c 0,
+    // Linux 6.18, 18 runs) made 88-1,338 wakeups and 118-2,621 switches: a run that starts with
+    // the sender preempted at each write (EEVDF wakeup preemption, the receiver eligible and the
+    // sender not) keeps that up for 0.3-4 ms before the pair settles into filling and draining
+    // the pipe; the model's start lasts longer (docs/validation.md).
     const auto run = [](int size) {
         return simulate(doc(R"({"machine": "kvm-2vcpu",
           "workload": {"kind": "messaging", "groups": 1, "fds": 1, "loops": 20000, "cpus": "0", "data_size": )" +
@@ -103,9 +107,8 @@ TEST_CASE("A full pipe wakes its writer when a page is freed, not at every read 
     REQUIRE(page.completed);
     INFO("100 B: " << small.n(Metric::wakeups) << " wakeups, " << small.n(Metric::context_switches)
                    << " switches; 4096 B: " << page.n(Metric::wakeups) << " wakeups");
-    CHECK(small.n(Metric::wakeups) <= 2 * 20000 / 40 + 40);
-    CHECK(small.n(Metric::wakeups) >= 20000 / 40 - 20);
-    CHECK(small.n(Metric::context_switches) < 20000 / 8);
+    CHECK(small.n(Metric::wakeups) * 8 < 20000);
+    CHECK(small.n(Metric::context_switches) * 4 < 20000);
     CHECK(page.n(Metric::wakeups) > 20000 / 2);
 }
 
