@@ -282,8 +282,9 @@ TEST_CASE("autogroups-kvm: a periodic task in a session of its own waits far les
     // delayed: requeue_delayed_entity() measures the group's lag against the loops' entity as last
     // updated, and the wakeup check's update_curr() then leaves the loops' entity ineligible. The
     // other 25 waited 3.6 ms on average: the loop whose slice is protected (RUN_TO_PARITY) runs
-    // on to the next tick, and its own reschedule request, raised while __schedule() picks, is
-    // cleared after the pick (clear_tsk_need_resched()), as the model now does too.
+    // on to the next tick. The model used to keep a reschedule request raised during an earlier
+    // pick, which ended such a wait at the loop's next 1 ms step; __schedule() clears it after
+    // the pick (clear_tsk_need_resched()), as the model now does.
     Scenario sc = load_scenario(std::string(WAKESIM_SOURCE_DIR) + "/scenarios/autogroups-kvm.json");
     RunOptions opt;
     opt.check_invariants = true;

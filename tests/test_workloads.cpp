@@ -92,10 +92,11 @@ TEST_CASE("A full pipe wakes its writer when a page is freed, not at every read 
     // (wake_writer |= pipe_full() at pipe_update_tail()), and the writer wakes the reader when it
     // writes into an empty pipe, not at every message. 4096-byte messages take a page each: a
     // wake per read. The kernel (scripts/measure/messaging-pair.c 20000 100 under taskset -c 0,
-    // Linux 6.18, 18 runs) made 88-1,338 wakeups and 118-2,621 switches: a run that starts with
-    // the sender preempted at each write (EEVDF wakeup preemption, the receiver eligible and the
-    // sender not) keeps that up for 0.3-4 ms before the pair settles into filling and draining
-    // the pipe; the model's start lasts longer (docs/validation.md).
+    // Linux 6.18, 23 runs, 10 of them with other work on the second vCPU) made 88-1,338 wakeups
+    // and 118-2,621 switches: a run that starts with the sender preempted at each write (EEVDF
+    // wakeup preemption, the receiver eligible and the sender not) keeps that up for 0.3-4 ms
+    // before the pair settles into filling and draining the pipe; the model's start lasts longer
+    // (docs/validation.md).
     const auto run = [](int size) {
         return simulate(doc(R"({"machine": "kvm-2vcpu",
           "workload": {"kind": "messaging", "groups": 1, "fds": 1, "loops": 20000, "cpus": "0", "data_size": )" +
