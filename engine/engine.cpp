@@ -15,10 +15,11 @@ uint16_t Engine::add_target(EventTarget* t) {
 }
 
 // The heap proper: a binary min-heap on (time, seq), written out because the standard
-// algorithms' generic index arithmetic cost about twice as many instructions per level. Pop
-// walks the hole down to a leaf along the earlier child (one comparison a level), then sifts the
-// last event up from there; events mostly leave before the late ones (ticks) that end up last,
-// so the walk back up is short. seq is unique, so any correct heap pops the same order.
+// algorithms' generic index arithmetic cost about twice as many instructions per level. A pop,
+// or a replacement of the root, walks the hole down to a leaf along the earlier child (one
+// comparison a level), then sifts the incoming event up from there: the last event, mostly a late
+// one (a tick), or a new segment end, mostly later than most pending events, so the walk back up
+// is short. seq is unique, so any correct heap pops the same order.
 namespace {
 
 // (time, seq) as one unsigned 128-bit number, read straight from the event's first 16 bytes:
@@ -44,6 +45,27 @@ inline void sift_up(Event* h, size_t i, const Event& ev) {
     h[i] = ev;
 }
 
+// Fills the hole at the root with `ev`: down to a leaf along the earlier child, then up to ev's
+// place. An event earlier than both of the root's children stays at the root.
+inline void fill_root(Event* h, size_t n, const Event& ev) {
+    if (n <= 1 || (key(ev) <= key(h[1]) && key(ev) <= key(h[2]))) {  // h[2] may be the sentinel
+        h[0] = ev;
+        return;
+    }
+    // h[n] is the sentinel, so a missing right child never wins. Offsets in bytes: the child of
+    // the event at byte offset o is at 2o + 32.
+    char* const base = reinterpret_cast<char*>(h);
+    const size_t end = n * sizeof(Event);
+    size_t hole = 0;
+    for (size_t c = sizeof(Event); c < end; c = 2 * hole + sizeof(Event)) {
+        const Event* l = reinterpret_cast<const Event*>(base + c);
+        if (key(l[1]) < key(l[0])) c += sizeof(Event);
+        std::memcpy(base + hole, base + c, sizeof(Event));
+        hole = c;
+    }
+    sift_up(h, hole / sizeof(Event), ev);
+}
+
 }  // namespace
 
 Engine::Engine() { heap_.push_back(kSentinel); }
@@ -54,28 +76,16 @@ void Engine::heap_push(const Event& ev) {
     sift_up(heap_.data(), heap_.size() - 2, ev);
 }
 
-Event Engine::heap_pop() {
+void Engine::heap_pop() {
     Event* h = heap_.data();
-    const Event top = h[0];
     const size_t n = heap_.size() - 2;  // events left; the last one moves into the hole
     const Event last = h[n];
     h[n] = kSentinel;
     heap_.pop_back();
-    if (n == 0) return top;
-    // Down to a leaf along the earlier child; h[n] is the sentinel, so a missing right child
-    // never wins. Offsets in bytes: the child of the event at byte offset o is at 2o + 32.
-    char* const base = reinterpret_cast<char*>(h);
-    const size_t end = n * sizeof(Event);
-    size_t hole = 0;
-    for (size_t c = sizeof(Event); c < end; c = 2 * hole + sizeof(Event)) {
-        const Event* l = reinterpret_cast<const Event*>(base + c);
-        if (key(l[1]) < key(l[0])) c += sizeof(Event);
-        std::memcpy(base + hole, base + c, sizeof(Event));
-        hole = c;
-    }
-    sift_up(h, hole / sizeof(Event), last);
-    return top;
+    if (n > 0) fill_root(h, n, last);
 }
+
+void Engine::heap_replace_top(const Event& ev) { fill_root(heap_.data(), heap_.size() - 1, ev); }
 
 uint64_t Engine::run_until(Time until) {
     uint64_t n = 0;
@@ -88,10 +98,23 @@ uint64_t Engine::run_until(Time until) {
             has_first_ = false;
         } else {
             if (heap_.size() == 1 || heap_.front().time > until) break;
-            e = heap_pop();
+            e = heap_.front();
+            top_done_ = true;
         }
         now_ = e.time;
-        targets_[e.target]->on_event(e);
+        try {
+            targets_[e.target]->on_event(e);
+        } catch (...) {
+            if (top_done_) {  // the queue stays whole for whoever catches it
+                top_done_ = false;
+                heap_pop();
+            }
+            throw;
+        }
+        if (top_done_) {
+            top_done_ = false;
+            heap_pop();
+        }
         ++n;
     }
     if (pending() == 0 || (!stopped_ && until != kTimeNever && now_ < until)) {

@@ -45,6 +45,18 @@ public:
         if (at < now_) at = now_;  // the past is not reachable; keeps causality
         const Event ev{seq_++, at, target, kind, a, b};
         // ev's seq is the largest so far: on a tie in time the other event goes first.
+        if (top_done_) {
+            // The event being handled still sits at the heap's root: the new one takes its place
+            // (one pass down instead of a pop and a push).
+            top_done_ = false;
+            if (has_first_ && at < first_.time) {
+                heap_replace_top(first_);
+                first_ = ev;
+            } else {
+                heap_replace_top(ev);
+            }
+            return;
+        }
         if (has_first_) {
             if (at < first_.time) {
                 heap_push(first_);
@@ -63,19 +75,24 @@ public:
     uint64_t run_until(Time until);
     void stop() { stopped_ = true; }
     bool stopped() const { return stopped_; }
-    size_t pending() const { return heap_.size() - 1 + (has_first_ ? 1 : 0); }
+    size_t pending() const { return heap_.size() - 1 - (top_done_ ? 1 : 0) + (has_first_ ? 1 : 0); }
     uint64_t events_processed() const { return processed_; }
     void reserve(size_t n) { heap_.reserve(n + 1); }
 
 private:
     void heap_push(const Event& ev);
-    Event heap_pop();
+    void heap_pop();                         // removes the root
+    void heap_replace_top(const Event& ev);  // the root leaves, ev comes in
 
     // After the last event of the heap, an event later than any other, so that the pop need not
     // ask whether a right child exists.
     static constexpr Event kSentinel{UINT64_MAX, INT64_MAX, 0, 0, 0, 0};
     Event first_{};
     bool has_first_ = false;
+    // The heap's root is the event being handled: the first event scheduled meanwhile replaces
+    // it, else it is popped when its handler returns. A handler mostly schedules its target's
+    // next event (the end of the segment it starts), so the pop and that push become one pass.
+    bool top_done_ = false;
     std::vector<Event> heap_;
     std::vector<EventTarget*> targets_;
     Time now_ = 0;

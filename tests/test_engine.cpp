@@ -21,6 +21,8 @@ public:
     explicit Recorder(Engine& e) : e_(e), rng_(7, "engine-test") {}
     void on_event(const Event& ev) override {
         seen.emplace_back(ev.time, ev.seq, ev.a);
+        // The event being handled is no longer pending, whichever way it left the queue.
+        if (e_.pending() != scheduled - seen.size()) ++pending_wrong;
         if (budget_ == 0) return;
         --budget_;
         const uint64_t r = rng_.below(8);
@@ -29,9 +31,15 @@ public:
                         : r < 6 ? e_.now() - 5                                      // the past: clamped to now
                                 : e_.now() + static_cast<Time>(rng_.below(1000));   // anywhere ahead
         e_.schedule(at, target, 0, next_id_++);
-        if (r == 7) e_.schedule(at, target, 0, next_id_++);  // two at once
+        ++scheduled;
+        if (r == 7) {  // two at once
+            e_.schedule(at, target, 0, next_id_++);
+            ++scheduled;
+        }
     }
     uint16_t target = 0;
+    size_t scheduled = 0;  // by the test and by the handler
+    int pending_wrong = 0;
     std::vector<std::tuple<Time, uint64_t, int32_t>> seen;
 
 private:
@@ -48,8 +56,15 @@ TEST_CASE("Engine: events run in time order, ties in the order they were schedul
     Recorder r(e);
     r.target = e.add_target(&r);
     for (int i = 0; i < 200; ++i) e.schedule((i * 37) % 50, r.target, 0, i);
+    r.scheduled = 200;
     e.run_until(kTimeNever);
     REQUIRE(r.seen.size() > 20000);
+    CHECK(r.seen.size() == r.scheduled);  // none lost, none run twice
+    CHECK(r.pending_wrong == 0);
+    std::vector<int32_t> ids;
+    for (const auto& [t, s, a] : r.seen) ids.push_back(a);
+    std::sort(ids.begin(), ids.end());
+    CHECK(std::adjacent_find(ids.begin(), ids.end()) == ids.end());
     for (size_t i = 1; i < r.seen.size(); ++i) {
         const auto& [t0, s0, a0] = r.seen[i - 1];
         const auto& [t1, s1, a1] = r.seen[i];
