@@ -147,8 +147,7 @@ void Hardware::recompute_speed(int cpu) {
     // (arch_set_max_freq_ratio(true) in acpi_cpufreq_cpu_init()).
     if (d.eff != d.cur) s = topo_.cpu(cpu).capacity / 1024.0 * static_cast<double>(d.eff) / static_cast<double>(d.fmax);
     if (prof_.smt_factor_pct < 100) {
-        const CpuSet& sib = topo_.smt_siblings(cpu);
-        for (int x = sib.first(); x >= 0; x = sib.next(x + 1))
+        for (int x : topo_.smt_list(cpu))
             if (x != cpu && busy_[static_cast<size_t>(x)]) {
                 s *= static_cast<double>(prof_.smt_factor_pct) / 100.0;
                 break;
@@ -232,8 +231,7 @@ void Hardware::set_busy(int cpu, bool busy) {
     if (!c0_.empty()) set_c0(cpu, busy);
     if (prof_.smt_factor_pct >= 100) return;
     // SMT contention: the siblings' speed depends on this CPU running.
-    const CpuSet& sib = topo_.smt_siblings(cpu);
-    for (int x = sib.first(); x >= 0; x = sib.next(x + 1)) {
+    for (int x : topo_.smt_list(cpu)) {
         if (x == cpu) continue;
         const double before = speed_[static_cast<size_t>(x)];
         recompute_speed(x);

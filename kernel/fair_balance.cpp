@@ -200,9 +200,8 @@ bool Scheduler::should_we_balance(int cpu, int level, CpuIdle idle) const {
     for (int c = local.first(); c >= 0; c = local.next(c + 1)) {
         if (!available_idle_cpu(c)) continue;
         if (!(D.flags & SD_SHARE_CPUCAPACITY)) {
-            const CpuSet& sib = topo_.smt_siblings(c);
             bool core_idle = true;
-            for (int s = sib.first(); s >= 0; s = sib.next(s + 1))
+            for (int s : topo_.smt_list(c))
                 if (!available_idle_cpu(s)) core_idle = false;
             if (!core_idle) {
                 if (idle_smt < 0) idle_smt = c;

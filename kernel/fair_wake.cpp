@@ -214,8 +214,7 @@ void Scheduler::update_idle_core(int cpu) {
     if (!sd_.smt_active()) return;
     LlcShared& sh = llc_[static_cast<size_t>(sd_.of(cpu).sd_llc_id)];
     if (sh.has_idle_cores) return;
-    const CpuSet& sib = topo_.smt_siblings(cpu);
-    for (int s = sib.first(); s >= 0; s = sib.next(s + 1))
+    for (int s : topo_.smt_list(cpu))
         if (s != cpu && !available_idle_cpu(s)) return;
     sh.has_idle_cores = true;
 }
@@ -223,7 +222,7 @@ void Scheduler::update_idle_core(int cpu) {
 int Scheduler::select_idle_core(int core_cpu, const CpuSet& cpus, CpuSet& remaining, int& idle_cpu, int& probes) const {
     bool all_idle = true;
     const CpuSet& sib = topo_.smt_siblings(core_cpu);
-    for (int s = sib.first(); s >= 0; s = sib.next(s + 1)) {
+    for (int s : topo_.smt_list(core_cpu)) {
         ++probes;
         if (!available_idle_cpu(s)) {
             all_idle = false;

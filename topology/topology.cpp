@@ -97,7 +97,7 @@ Topology& Topology::operator=(Topology&&) noexcept = default;
 Topology::Topology(const Topology& o)
     : name_(o.name_), description_(o.description_), cpus_(o.cpus_), node_distance_(o.node_distance_),
       all_(o.all_), smt_(o.smt_), cluster_(o.cluster_), llc_(o.llc_), package_(o.package_), node_(o.node_),
-      node_cpus_(o.node_cpus_), smt_present_(o.smt_present_), has_clusters_(o.has_clusters_),
+      node_cpus_(o.node_cpus_), smt_list_(o.smt_list_), smt_off_(o.smt_off_), smt_present_(o.smt_present_), has_clusters_(o.has_clusters_),
       asym_capacity_(o.asym_capacity_), max_capacity_(o.max_capacity_),
       graph_(o.graph_ ? std::make_unique<Graph>(*o.graph_) : nullptr) {}
 
@@ -204,6 +204,11 @@ Topology Topology::from_cpus(std::string name, std::string description, std::vec
         // A cluster equal to its core or its LLC adds nothing (the CLS level would degenerate).
         if (has_clusters && t.cluster_.back() != t.llc_.back() && t.cluster_.back() != t.smt_.back())
             t.has_clusters_ = true;
+    }
+    t.smt_off_.push_back(0);
+    for (const CpuSet& core : t.smt_) {
+        core.for_each([&](int x) { t.smt_list_.push_back(x); });
+        t.smt_off_.push_back(t.smt_list_.size());
     }
     if (!t.has_clusters_)
         for (CpuInfo& c : t.cpus_) c.cluster = c.llc;

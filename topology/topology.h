@@ -4,6 +4,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,11 @@ public:
 
     // Spans containing cpu c (each includes c).
     const CpuSet& smt_siblings(int c) const { return smt_[c]; }
+    // The same CPUs as a list in ascending order: what a hot path walks (a CpuSet walk visits all
+    // of its 16 words).
+    std::span<const int> smt_list(int c) const {
+        return {smt_list_.data() + smt_off_[static_cast<size_t>(c)], smt_list_.data() + smt_off_[static_cast<size_t>(c) + 1]};
+    }
     const CpuSet& cluster_span(int c) const { return cluster_[c]; }
     const CpuSet& llc_span(int c) const { return llc_[c]; }
     const CpuSet& package_span(int c) const { return package_[c]; }
@@ -115,6 +121,8 @@ private:
     std::vector<std::vector<int>> node_distance_;
     CpuSet all_;
     std::vector<CpuSet> smt_, cluster_, llc_, package_, node_, node_cpus_;
+    std::vector<int> smt_list_;  // smt_[c]'s CPUs for every c, one after the other
+    std::vector<size_t> smt_off_;  // c's list starts at smt_off_[c], ends at smt_off_[c + 1]
     bool smt_present_ = false, has_clusters_ = false, asym_capacity_ = false;
     int max_capacity_ = 1024;
     std::unique_ptr<Graph> graph_;
