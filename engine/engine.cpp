@@ -105,16 +105,10 @@ uint64_t Engine::run_until(Time until) {
         try {
             targets_[e.target]->on_event(e);
         } catch (...) {
-            if (top_done_) {  // the queue stays whole for whoever catches it
-                top_done_ = false;
-                heap_pop();
-            }
+            drop_done_top();  // the queue stays whole for whoever catches it
             throw;
         }
-        if (top_done_) {
-            top_done_ = false;
-            heap_pop();
-        }
+        drop_done_top();
         ++n;
     }
     if (pending() == 0 || (!stopped_ && until != kTimeNever && now_ < until)) {

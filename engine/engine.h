@@ -83,6 +83,12 @@ private:
     void heap_push(const Event& ev);
     void heap_pop();                         // removes the root
     void heap_replace_top(const Event& ev);  // the root leaves, ev comes in
+    void drop_done_top() {  // the handled event, if still at the root, leaves it
+        if (top_done_) {
+            top_done_ = false;
+            heap_pop();
+        }
+    }
 
     // After the last event of the heap, an event later than any other, so that the pop need not
     // ask whether a right child exists.

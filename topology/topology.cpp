@@ -97,8 +97,8 @@ Topology& Topology::operator=(Topology&&) noexcept = default;
 Topology::Topology(const Topology& o)
     : name_(o.name_), description_(o.description_), cpus_(o.cpus_), node_distance_(o.node_distance_),
       all_(o.all_), smt_(o.smt_), cluster_(o.cluster_), llc_(o.llc_), package_(o.package_), node_(o.node_),
-      node_cpus_(o.node_cpus_), smt_list_(o.smt_list_), smt_off_(o.smt_off_), smt_present_(o.smt_present_), has_clusters_(o.has_clusters_),
-      asym_capacity_(o.asym_capacity_), max_capacity_(o.max_capacity_),
+      node_cpus_(o.node_cpus_), smt_list_(o.smt_list_), smt_off_(o.smt_off_), smt_present_(o.smt_present_),
+      has_clusters_(o.has_clusters_), asym_capacity_(o.asym_capacity_), max_capacity_(o.max_capacity_),
       graph_(o.graph_ ? std::make_unique<Graph>(*o.graph_) : nullptr) {}
 
 Topology& Topology::operator=(const Topology& o) {

@@ -80,7 +80,8 @@ public:
     // The same CPUs as a list in ascending order: what a hot path walks (a CpuSet walk visits all
     // of its 16 words).
     std::span<const int> smt_list(int c) const {
-        return {smt_list_.data() + smt_off_[static_cast<size_t>(c)], smt_list_.data() + smt_off_[static_cast<size_t>(c) + 1]};
+        const auto i = static_cast<size_t>(c);
+        return {smt_list_.data() + smt_off_[i], smt_list_.data() + smt_off_[i + 1]};
     }
     const CpuSet& cluster_span(int c) const { return cluster_[c]; }
     const CpuSet& llc_span(int c) const { return llc_[c]; }
