@@ -389,7 +389,7 @@ void Scheduler::sched_tick(int cpu) {
     if (rq.curr && rq.curr->group >= 0) pelt_apply_removed(cpu, rq.curr->group);  // entity_tick()'s update_load_avg()
     // entity_tick() of the running task's group entity: update_cfs_group().
     if (rq.curr && rq.curr->group >= 0 && rq.curr->on_rq) update_cfs_group(cpu, cfs_of(*rq.curr, cpu));
-    hw_.util_changed(cpu);
+    cpufreq_update_util(cpu);
     if (now() >= rq.next_balance) sched_balance_domains(cpu, false);
     nohz_balancer_kick(cpu);
 }
@@ -483,6 +483,7 @@ void Scheduler::go_idle(int cpu) {
     rq.curr = nullptr;
     rq.switching = false;
     rq.idle_stamp = now();
+    nohz_has_blocked_ = true;  // nohz_balance_enter_idle(): assume blocked load
     update_idle_state(cpu);
     update_idle_core(cpu);
     arch_->enter_idle(cpu, prev);

@@ -163,7 +163,7 @@ void Scheduler::enqueue(int cpu, Task& t, bool initial) {
         enqueue_group_se(cpu, cfs);
     }
     update_overload(cpu);
-    hw_.util_changed(cpu);
+    cpufreq_update_util(cpu);
 }
 
 // dequeue_entity() (final: a delayed entity leaves here too) with the lag it keeps. A group's
@@ -208,7 +208,7 @@ void Scheduler::dequeue(int cpu, Task& t, bool sleep) {
         }
     }
     update_overload(cpu);
-    hw_.util_changed(cpu);
+    cpufreq_update_util(cpu);
 }
 
 // The group's entity joins the root when its first task arrives on this CPU (enqueue_entity()

@@ -174,7 +174,7 @@ int Scheduler::detach_tasks(LbEnv& env) {
 }
 
 // cpu_runnable(): the runqueue's runnable_avg (1024 per runnable task whatever its weight).
-double Scheduler::cpu_runnable(int cpu) const { return cpu_pelt_now(cpu).runnable_avg; }
+double Scheduler::cpu_runnable(int cpu) const { return rq_of(cpu).pelt.runnable_avg; }
 
 // update_idle_cpu_scan(): SIS_UTIL's scan depth from the LLC's average utilisation.
 void Scheduler::update_idle_cpu_scan(int cpu, int level) {
@@ -628,11 +628,10 @@ void Scheduler::nohz_balancer_kick(int busy_cpu) {
     if (nohz_ilb_ >= 0) return;
     const CpuSet idle = idle_mask_ & topo_.all();
     if (idle.empty()) return;
-    // NOHZ_STATS_KICK: idle CPUs still holding removed contributions get their blocked averages
-    // updated every LOAD_AVG_PERIOD (32 ms), balancing due or not.
-    bool stats = false;
-    if (nr_rq_removed_ > 0 && engine_.now() > nohz_next_blocked_)
-        for (int c = idle.first(); c >= 0 && !stats; c = idle.next(c + 1)) stats = !rq_of(c).removed.empty();
+    // NOHZ_STATS_KICK: while idle CPUs may hold blocked load (signals not yet decayed to zero, or
+    // removed contributions), their averages are updated every LOAD_AVG_PERIOD (32 ms), balancing
+    // due or not.
+    const bool stats = nohz_has_blocked_ && engine_.now() > nohz_next_blocked_;
     const auto kick_ilb = [&](bool balance) {
         nohz_ilb_ = idle.first();  // find_new_ilb()
         nohz_kick_balance_ = balance;
@@ -663,12 +662,16 @@ void Scheduler::nohz_idle_balance(int ilb) {
     const CpuSet idle = idle_mask_ & topo_.all();
     Time next = engine_.now() + 60 * kNsPerSec;
     nohz_next_blocked_ = engine_.now() + 32 * kNsPerMs;  // nohz.next_blocked: LOAD_AVG_PERIOD
+    nohz_has_blocked_ = false;  // set again below for any CPU whose signals are not yet zero
     auto balance = [&](int c) {
         Rq& rq = rq_of(c);
         if (balance_kick && engine_.now() >= rq.next_balance)
             sched_balance_domains(c, true);  // which updates the blocked averages first
         else
             update_blocked_averages(c);  // update_nohz_stats()
+        // update_blocked_load_status(): cfs_rq_is_decayed() once every sum reached zero
+        if (rq.pelt.load_sum || rq.pelt.util_sum || rq.pelt.runnable_sum || !rq.removed.empty())
+            nohz_has_blocked_ = true;
         if (!balance_kick) return;
         next = std::min(next, rq.next_balance);
         if (c != ilb && !rq.curr && rq.nr_running > 0) {

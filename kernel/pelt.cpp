@@ -2,8 +2,9 @@
 // inline in kernel/pelt.h); migrate_task_rq_fair()'s detach and attach of a task's signals, with
 // a grouped task's removal left pending until update_blocked_averages() or its group's next update
 // on that CPU; then fair.c's readers of the signals: cpu_util(), cpu_load(), task_util_est(),
-// task_h_load(), task_fits_cpu() and util_fits_cpu(). The readers see the signal decayed as an
-// update at the current instant would leave it (pending removals still counted).
+// task_h_load(), task_fits_cpu() and util_fits_cpu(). A CPU's readers see its signals as last
+// updated (READ_ONCE(cfs_rq->avg.*)): an idle CPU's stay where they were until
+// update_blocked_averages() runs for it; pending removals still count.
 #include <algorithm>
 #include <cmath>
 
@@ -33,19 +34,49 @@ const std::array<uint32_t, kLoadAvgPeriod> kYNInv = make_yn_inv();
 
 // update_cfs_rq_load_avg() of `cpu` applied to `s` (its signals, or a copy of them): the load
 // weight and the number (h_nr_runnable) of the runnable tasks; delayed sleepers do not count.
-void Scheduler::pelt_update_rq(Pelt& s, int cpu) const {
+bool Scheduler::pelt_update_rq(Pelt& s, int cpu) const {
     const Rq& rq = rq_of(cpu);
     const auto count = static_cast<uint32_t>(rq.nr_running - rq.nr_delayed);
     const uint32_t scale = rq.curr || count ? pelt::util_scale(hw_.invariant_speed(cpu)) : 0;
-    pelt::update(s, engine_.now(), rq.runnable_weight, count, rq.curr != nullptr, scale, 1);
+    return pelt::update(s, engine_.now(), rq.runnable_weight, count, rq.curr != nullptr, scale, 1);
 }
 
-void Scheduler::pelt_update_cpu(int cpu) { pelt_update_rq(rq_of(cpu).pelt, cpu); }
+void Scheduler::pelt_update_cpu(int cpu) {
+    Rq& rq = rq_of(cpu);
+    if (pelt_update_rq(rq.pelt, cpu)) rq.util_decayed = true;
+}
+
+// update_load_avg(): cfs_rq_util_change() -> cpufreq_update_util() only when `decayed`.
+void Scheduler::cpufreq_update_util(int cpu) {
+    Rq& rq = rq_of(cpu);
+    if (!rq.util_decayed) return;
+    rq.util_decayed = false;
+    hw_.util_changed(cpu);
+}
 
 namespace {
 
+// A pending removal brought to the periods the CPU's signal has decayed through since it was
+// recorded: the kernel subtracts it before that decay (update_cfs_rq_load_avg()), the same amount.
+void pelt_decay_removed(PeltRemoved& r, Time last_update) {
+    if (last_update <= r.stamp) return;
+    const uint64_t d = static_cast<uint64_t>((last_update - r.stamp) >> 10) + r.period_contrib;
+    const uint64_t periods = d / 1024;
+    r.stamp = last_update;
+    r.period_contrib = static_cast<uint32_t>(d % 1024);
+    if (!periods) return;
+    const double f = static_cast<double>(pelt::decay_load(uint64_t{1} << 32, periods)) / 4294967296.0;
+    r.util_avg *= f;
+    r.runnable_avg *= f;
+    r.load_avg *= f;
+    r.util_sum = pelt::decay_load(r.util_sum, periods);
+    r.runnable_sum = pelt::decay_load(r.runnable_sum, periods);
+    r.load_sum = pelt::decay_load(r.load_sum, periods);
+}
+
 // sub_positive() of a removed contribution, then the sums kept at least avg * PELT_MIN_DIVIDER.
-void pelt_subtract(Pelt& from, const PeltRemoved& r) {
+void pelt_subtract(Pelt& from, PeltRemoved r) {
+    pelt_decay_removed(r, from.last_update);
     from.util_avg = std::max(0.0, from.util_avg - r.util_avg);
     from.util_sum = from.util_sum > r.util_sum ? from.util_sum - r.util_sum : 0;
     from.util_sum = std::max(from.util_sum, static_cast<uint64_t>(from.util_avg) * pelt::kMinDivider);
@@ -65,16 +96,18 @@ void pelt_subtract(Pelt& from, const PeltRemoved& r) {
 void Scheduler::pelt_migrate(Task& p, int from_cpu, int to_cpu) {
     Pelt& se = p.pelt;
     const auto w = static_cast<uint64_t>(p.weight);
-    const PeltRemoved r{p.group, se.util_avg, se.runnable_avg, se.load_avg, se.util_sum, se.runnable_sum, w * se.load_sum};
+    const PeltRemoved r{p.group,     se.util_avg,     se.runnable_avg, se.load_avg,        se.util_sum,
+                        se.runnable_sum, w * se.load_sum, se.last_update,  se.period_contrib};
     if (p.group < 0) {
         pelt_subtract(rq_of(from_cpu).pelt, r);
+        rq_of(from_cpu).util_decayed = true;  // the removed load: `decayed` at its next update
     } else {
         auto& pending = rq_of(from_cpu).removed;
         auto it = std::find_if(pending.begin(), pending.end(), [&](const PeltRemoved& q) { return q.group == p.group; });
         if (it == pending.end()) {
-            if (pending.empty()) ++nr_rq_removed_;
             pending.push_back(r);  // capacity reserved for every group at start
         } else {
+            pelt_decay_removed(*it, r.stamp);
             it->add(r);
         }
     }
@@ -86,6 +119,7 @@ void Scheduler::pelt_migrate(Task& p, int from_cpu, int to_cpu) {
 // the caller has brought up to date.
 void Scheduler::pelt_attach(Task& p, int cpu) {
     Pelt& to = rq_of(cpu).pelt;
+    rq_of(cpu).util_decayed = true;  // attach_entity_load_avg() -> cfs_rq_util_change()
     Pelt& se = p.pelt;
     const auto w = static_cast<uint64_t>(p.weight);
     const uint32_t div = pelt::divider(to);
@@ -139,6 +173,7 @@ void Scheduler::pelt_apply_removed(int cpu, int group) {
     auto& pending = rq_of(cpu).removed;
     if (pending.empty()) return;
     Pelt& s = rq_of(cpu).pelt;
+    rq_of(cpu).util_decayed = true;  // update_cfs_rq_load_avg(): removed.nr makes it `decayed`
     for (auto it = pending.begin(); it != pending.end();) {
         if (group >= 0 && it->group != group) {
             ++it;
@@ -147,7 +182,6 @@ void Scheduler::pelt_apply_removed(int cpu, int group) {
         pelt_subtract(s, *it);
         it = pending.erase(it);
     }
-    if (pending.empty()) --nr_rq_removed_;
 }
 
 // update_blocked_averages(): every runqueue of the CPU brought up to date, removed contributions
@@ -155,20 +189,14 @@ void Scheduler::pelt_apply_removed(int cpu, int group) {
 void Scheduler::update_blocked_averages(int cpu) {
     pelt_update_cpu(cpu);
     pelt_apply_removed(cpu, -1);
-}
-
-// The CPU's signals as an update now would leave them.
-Pelt Scheduler::cpu_pelt_now(int cpu) const {
-    Pelt s = rq_of(cpu).pelt;
-    pelt_update_rq(s, cpu);
-    return s;
+    cpufreq_update_util(cpu);  // sched_balance_update_blocked_averages(): if decayed
 }
 
 // cpu_util_cfs() = cpu_util(cpu, NULL, -1, 0): util_avg raised, with UTIL_EST, to the runnable
 // tasks' util_est (a task just woken counts in full at once); capped at the CPU's capacity. The
 // load balancer's group statistics, SIS_UTIL's scan depth and cpu_overutilized() read it.
 double Scheduler::cpu_util(int cpu) const {
-    double u = cpu_pelt_now(cpu).util_avg;
+    double u = rq_of(cpu).pelt.util_avg;
     if (cfg_.features.on(Feat::UTIL_EST)) u = std::max(u, rq_of(cpu).util_est);
     return std::min<double>(u, capacity_of(cpu));
 }
@@ -177,14 +205,14 @@ double Scheduler::cpu_util(int cpu) const {
 // util_avg raised to runnable_avg ("runnable boosting": tasks waiting on the CPU ask for a higher
 // clock) and, with UTIL_EST, to the enqueued tasks' util_est; capped at the CPU's capacity.
 double Scheduler::cpu_util_cfs_boost(int cpu) const {
-    const Pelt s = cpu_pelt_now(cpu);
+    const Pelt& s = rq_of(cpu).pelt;
     double u = std::max(s.util_avg, s.runnable_avg);
     if (cfg_.features.on(Feat::UTIL_EST)) u = std::max(u, rq_of(cpu).util_est);
     return std::min<double>(u, capacity_of(cpu));
 }
 
 double Scheduler::cpu_load(int cpu) const {
-    return cpu_pelt_now(cpu).load_avg;
+    return rq_of(cpu).pelt.load_avg;
 }
 
 // The task's signals as an update now would leave them (a copy: the task is not touched).

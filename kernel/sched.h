@@ -219,8 +219,7 @@ public:
 private:
     // select_task_rq_fair()'s packing step of the sched_vcpu_pack patch: a CPU, or -1 for mainline.
     int vcpu_pack_select(const Task& p, const Task* waker, int this_cpu, int prev, bool sync) const;
-    Pelt cpu_pelt_now(int cpu) const;
-    void pelt_update_rq(Pelt& s, int cpu) const;
+    bool pelt_update_rq(Pelt& s, int cpu) const;
     struct DomainState {
         Time last_balance = 0;
         int64_t balance_interval_ms = 1;
@@ -274,6 +273,9 @@ private:
         // still contribute, until update_blocked_averages() or the group's next update here.
         std::vector<PeltRemoved> removed;
         double util_est = 0;  // cfs_rq->avg.util_est: the util_est of the runnable tasks
+        // update_load_avg()'s `decayed` (a period ended, a contribution attached or removed) since
+        // schedutil last looked: the next update point calls cpufreq_update_util().
+        bool util_decayed = false;
         uint64_t runnable_weight = 0;  // the weight of the queued tasks that are not delayed
         Time next_balance = 0;
         std::vector<DomainState> dom;
@@ -406,6 +408,8 @@ private:
     // pelt.c (the task's update inline, in kernel/pelt.h)
     void pelt_update_task(Task& t, bool running, bool runnable);
     void pelt_update_cpu(int cpu);
+    // cfs_rq_util_change(): schedutil re-evaluates the CPU's policy only when its signals decayed.
+    void cpufreq_update_util(int cpu);
     // migrate_task_rq_fair(): the task's signals leave from_cpu's and join to_cpu's.
     void pelt_migrate(Task& p, int from_cpu, int to_cpu);
     void pelt_attach(Task& p, int cpu);
@@ -495,7 +499,7 @@ private:
     int nohz_ilb_ = -1;              // the CPU a NOHZ balance kick is on its way to (-1: none)
     bool nohz_kick_balance_ = true;  // that kick balances (NOHZ_BALANCE_KICK), not only updates stats
     Time nohz_next_blocked_ = 0;     // nohz.next_blocked
-    int nr_rq_removed_ = 0;          // runqueues holding removed contributions (nohz.has_blocked's part)
+    bool nohz_has_blocked_ = false;  // nohz.has_blocked: an idle CPU's signals may not have decayed yet
     std::vector<Task*> lb_tasks_;    // detach_tasks()' walk of cfs_tasks (reused, no allocation)
     std::vector<EmPerfDomain> pds_;  // rd->pd
     bool eas_ = false;               // sched_energy_enabled()

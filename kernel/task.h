@@ -46,6 +46,10 @@ struct PeltRemoved {
     int group = -1;
     double util_avg = 0, runnable_avg = 0, load_avg = 0;
     uint64_t util_sum = 0, runnable_sum = 0, load_sum = 0;  // load_sum weighted, as the CPU's
+    // The last update and period_contrib these values are aligned with (the task's, synced to
+    // now when it leaves): if the CPU's signal decays on before they come off, they decay with it.
+    Time stamp = 0;
+    uint32_t period_contrib = 0;
     void add(const PeltRemoved& r) {
         util_avg += r.util_avg;
         runnable_avg += r.runnable_avg;

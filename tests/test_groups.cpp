@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "fuse_test_util.h"
 #include "sim_test_util.h"
@@ -206,6 +208,33 @@ TEST_CASE("A task in a task group leaves its utilisation on the CPU it left unti
     INFO("hog for 2 ms: grouped " << gi.at_move << ", later " << gi.later << "; root " << ri.at_move << ", " << ri.later);
     CHECK(gi.at_move > ri.at_move + 0.8 * gi.t_util);
     CHECK(std::abs(gi.later - ri.later) < 20);
+}
+
+TEST_CASE("An idle CPU keeps the utilisation its last task left until the nohz idle balancer's stats pass updates it",
+          "[pelt]") {
+    // cpu_util() reads cfs_rq->avg as last updated. T runs 20 ms on CPU 1 and sleeps; B keeps CPU 0
+    // busy, and its tick kicks the nohz idle balancer's stats pass (NOHZ_STATS_KICK) at most every
+    // LOAD_AVG_PERIOD (32 ms) while nohz.has_blocked is set: only then does CPU 1's signal decay.
+    const json d = doc(R"({"machine": )" + flat(2) + R"(, "workload": {"kind": "program", "tasks": [
+        {"name": "B", "cpus": "0", "program": [{"loop": 0, "do": [{"run": "1ms"}]}]},
+        {"name": "T", "cpus": "1", "program": [{"run": "20ms"}, {"sleep": "1s"}]}]},
+        "policies": ["plain"], "run": {"duration": "200ms"}})");
+    testutil::FuseSim sim(d);
+    std::vector<std::pair<Time, double>> changes;  // (time, CPU 1's utilisation) at each change
+    for (Time t = 22 * kNsPerMs; t <= 190 * kNsPerMs; t += 100'000) {
+        sim.engine.run_until(t);
+        const double u = sim.sched.cpu_util(1);
+        if (changes.empty() || u != changes.back().second) changes.emplace_back(t, u);
+    }
+    INFO("CPU 1's utilisation changed " << changes.size() << " times; first " << changes.front().second << ", last "
+                                        << changes.back().second);
+    REQUIRE(changes.front().second > 500);  // what T left
+    // A few steps, not one per sample: one per stats pass, each at least 32 ms after the last.
+    CHECK(changes.size() >= 4);
+    CHECK(changes.size() <= 7);
+    for (size_t i = 2; i < changes.size(); ++i) CHECK(changes[i].first - changes[i - 1].first >= 32 * kNsPerMs);
+    // Over 170 ms the steps add up to the decay (y^170, about 1/40).
+    CHECK(changes.back().second < changes.front().second / 10);
 }
 
 TEST_CASE("A delayed group entity is requeued against the running entity as last updated, so a ring thread "
