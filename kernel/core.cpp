@@ -169,6 +169,7 @@ void Scheduler::ttwu_runnable(Task& p, uint32_t flags, Task* waker, int this_cpu
     --rq.nr_delayed;
     rq.runnable_weight += p.weight;
     util_est_enqueue(rq, p);  // enqueue_task_fair(ENQUEUE_DELAYED) puts it back
+    cpufreq_update_util(p.cpu);  // requeue_delayed_entity()'s update_load_avg(): if decayed
     p.state = TaskState::runnable;
     if (wants(kObsTtwuWoken)) obs_->ttwu_woken(p, p.cpu, this_cpu, WokenVia::delayed, nullptr);
     arch_->ttwu_runnable_charge(waker);
@@ -454,6 +455,7 @@ void Scheduler::schedule(int cpu) {
         }
     }
     pelt_update_cpu(cpu);
+    cpufreq_update_util(cpu);  // set_next_entity()'s update_load_avg(): if decayed
     pelt_update_task(*next, false, true);
     next->state = TaskState::running;
     next->cfs_seq = ++cfs_seq_;  // pick_next_task_fair(): list_move to the head of cfs_tasks
