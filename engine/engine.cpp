@@ -16,10 +16,8 @@ uint16_t Engine::add_target(EventTarget* t) {
 
 // The heap proper: a binary min-heap on (time, seq), written out because the standard
 // algorithms' generic index arithmetic cost about twice as many instructions per level. A pop,
-// or a replacement of the root, walks the hole down to a leaf along the earlier child (one
-// comparison a level), then sifts the incoming event up from there: the last event, mostly a late
-// one (a tick), or a new segment end, mostly later than most pending events, so the walk back up
-// is short. seq is unique, so any correct heap pops the same order.
+// or a replacement of the root, moves the hole down until the incoming event fits. seq is
+// unique, so any correct heap pops the same order.
 namespace {
 
 // (time, seq) as one unsigned 128-bit number, read straight from the event's first 16 bytes:
@@ -45,25 +43,25 @@ inline void sift_up(Event* h, size_t i, const Event& ev) {
     h[i] = ev;
 }
 
-// Fills the hole at the root with `ev`: down to a leaf along the earlier child, then up to ev's
-// place. An event earlier than both of the root's children stays at the root.
+// Fills the hole at the root with `ev`: down along the earlier child while that child is earlier
+// than `ev`. Mostly `ev` is a new segment end, earlier than most pending events (in hackbench the
+// walk stops after a level or two where a walk to a leaf and back up went nine down and seven
+// up), or the heap's last event.
 inline void fill_root(Event* h, size_t n, const Event& ev) {
-    if (n <= 1 || (key(ev) <= key(h[1]) && key(ev) <= key(h[2]))) {  // h[2] may be the sentinel
-        h[0] = ev;
-        return;
-    }
     // h[n] is the sentinel, so a missing right child never wins. Offsets in bytes: the child of
     // the event at byte offset o is at 2o + 32.
     char* const base = reinterpret_cast<char*>(h);
     const size_t end = n * sizeof(Event);
+    const Key k = key(ev);
     size_t hole = 0;
     for (size_t c = sizeof(Event); c < end; c = 2 * hole + sizeof(Event)) {
         const Event* l = reinterpret_cast<const Event*>(base + c);
         if (key(l[1]) < key(l[0])) c += sizeof(Event);
+        if (k <= key(*reinterpret_cast<const Event*>(base + c))) break;
         std::memcpy(base + hole, base + c, sizeof(Event));
         hole = c;
     }
-    sift_up(h, hole / sizeof(Event), ev);
+    std::memcpy(base + hole, &ev, sizeof(Event));
 }
 
 }  // namespace
