@@ -123,7 +123,12 @@ int Scheduler::detach_tasks(LbEnv& env) {
     if (env.imbalance <= 0) return 0;
     lb_tasks_.clear();
     for_each_queued(srq, [&](Task* t) { lb_tasks_.push_back(t); });
-    std::sort(lb_tasks_.begin(), lb_tasks_.end(), [](const Task* a, const Task* b) { return a->cfs_seq < b->cfs_seq; });
+    // The walk visits at most the loop_max (or loop_break) oldest: only they need their order
+    // (cfs_seq is unique, so the order is the same as a full sort's).
+    const auto visits = static_cast<size_t>(std::max(0, std::min(env.loop_max, env.loop_break) - env.loop) + 1);
+    const auto order_end = lb_tasks_.begin() + static_cast<std::ptrdiff_t>(std::min(visits, lb_tasks_.size()));
+    std::partial_sort(lb_tasks_.begin(), order_end, lb_tasks_.end(),
+                      [](const Task* a, const Task* b) { return a->cfs_seq < b->cfs_seq; });
     const int level = env.level;
     const int cache_nice = rq_of(env.dst).dom[static_cast<size_t>(level)].nr_balance_failed;
     const MigrationCause cause = env.idle == CpuIdle::newly_idle ? MigrationCause::newidle : MigrationCause::balance;
