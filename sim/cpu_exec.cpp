@@ -252,8 +252,13 @@ void CpuExec::start_segment(int cpu, SegKind kind, int64_t ref_ns) {
     const double s = hw_.speed(cpu);
     c.seg_speed = s;
     // At full speed the wall time is the work itself (what ceil(ref_ns / 1.0) gives, without it).
-    const Time wall = s == 1.0 && ref_ns < kExactInDouble ? ref_ns
-                                                           : static_cast<Time>(std::ceil(static_cast<double>(ref_ns) / s));
+    Time wall = ref_ns;
+    if (s != 1.0 || ref_ns >= kExactInDouble) {
+        // ceil() of a positive quotient without libm's call (x86-64's baseline has no roundsd)
+        const double q = static_cast<double>(ref_ns) / s;
+        wall = static_cast<Time>(q);
+        if (static_cast<double>(wall) < q) ++wall;
+    }
     engine_.schedule(engine_.now() + std::max<Time>(wall, 1), target_, kSegEnd, cpu, ++c.gen);
 }
 
