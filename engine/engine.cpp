@@ -44,9 +44,8 @@ inline void sift_up(Event* h, size_t i, const Event& ev) {
 }
 
 // Fills the hole at the root with `ev`: down along the earlier child while that child is earlier
-// than `ev`. Mostly `ev` is a new segment end, earlier than most pending events (in hackbench the
-// walk stops after a level or two where a walk to a leaf and back up went nine down and seven
-// up), or the heap's last event.
+// than `ev`. Mostly `ev` is a new segment end, which settles among the other CPUs' segment ends,
+// above the ticks that fill the heap's lower levels; a walk to a leaf and back up cost more.
 inline void fill_root(Event* h, size_t n, const Event& ev) {
     // h[n] is the sentinel, so a missing right child never wins. Offsets in bytes: the child of
     // the event at byte offset o is at 2o + 32.
