@@ -32,18 +32,14 @@ const std::array<uint32_t, kLoadAvgPeriod> kYNInv = make_yn_inv();
 
 }  // namespace pelt
 
-// update_cfs_rq_load_avg() of `cpu` applied to `s` (its signals, or a copy of them): the load
-// weight and the number (h_nr_runnable) of the runnable tasks; delayed sleepers do not count.
-bool Scheduler::pelt_update_rq(Pelt& s, int cpu) const {
-    const Rq& rq = rq_of(cpu);
-    const auto count = static_cast<uint32_t>(rq.nr_running - rq.nr_delayed);
-    const uint32_t scale = rq.curr || count ? pelt::util_scale(hw_.invariant_speed(cpu)) : 0;
-    return pelt::update(s, engine_.now(), rq.runnable_weight, count, rq.curr != nullptr, scale, 1);
-}
-
+// update_cfs_rq_load_avg() of `cpu`: the load weight and the number (h_nr_runnable) of the
+// runnable tasks; delayed sleepers do not count. A period ended: `decayed` for schedutil.
 void Scheduler::pelt_update_cpu(int cpu) {
     Rq& rq = rq_of(cpu);
-    if (pelt_update_rq(rq.pelt, cpu)) rq.util_decayed = true;
+    const auto count = static_cast<uint32_t>(rq.nr_running - rq.nr_delayed);
+    const uint32_t scale = rq.curr || count ? pelt::util_scale(hw_.invariant_speed(cpu)) : 0;
+    if (pelt::update(rq.pelt, engine_.now(), rq.runnable_weight, count, rq.curr != nullptr, scale, 1))
+        rq.util_decayed = true;
 }
 
 // update_load_avg(): cfs_rq_util_change() -> cpufreq_update_util() only when `decayed`.

@@ -219,7 +219,6 @@ public:
 private:
     // select_task_rq_fair()'s packing step of the sched_vcpu_pack patch: a CPU, or -1 for mainline.
     int vcpu_pack_select(const Task& p, const Task* waker, int this_cpu, int prev, bool sync) const;
-    bool pelt_update_rq(Pelt& s, int cpu) const;
     struct DomainState {
         Time last_balance = 0;
         int64_t balance_interval_ms = 1;
