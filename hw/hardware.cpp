@@ -486,6 +486,11 @@ int64_t Hardware::touch_shared(int object, int64_t bytes, int cpu, int64_t lines
     return cost;
 }
 
+void Hardware::untouch_shared(int object, int last, int64_t cost) {
+    if (static_cast<size_t>(object) < shared_last_cpu_.size()) shared_last_cpu_[static_cast<size_t>(object)] = last;
+    refill_ns_ -= cost;
+}
+
 void Hardware::begin_window() {
     for (int c = 0; c < topo_.nr_cpus(); ++c) {
         account(c);

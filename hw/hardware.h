@@ -81,6 +81,12 @@ public:
     // Shared data (a pipe buffer, a FUSE request) touched on `cpu`: cost of fetching it from the
     // CPU that touched it last.
     int64_t touch_shared(int object, int64_t bytes, int cpu, int64_t lines = 0);
+    // The CPU that touched `object` last (-1: none yet), and the undoing of a touch that returned
+    // `cost` and found `last` there (a write planned ahead and taken back).
+    int shared_last(int object) const {
+        return static_cast<size_t>(object) < shared_last_cpu_.size() ? shared_last_cpu_[static_cast<size_t>(object)] : -1;
+    }
+    void untouch_shared(int object, int last, int64_t cost);
     // The energy model's power (uW) of a CPU of `pd` running at `khz` of a clock whose highest OPP
     // is `fmax_khz`: the first state at or above the same fraction of the domain's highest
     // frequency (the performance it delivers), as em_pd_get_efficient_state() picks states.

@@ -202,6 +202,7 @@ void CpuExec::context_switch(int cpu, Task* prev, Task& next) {
     c.seg = SegKind::none;
     const Time cost = jitter(prev ? prof_.ctx_switch_ns : prof_.idle_switch_ns);
     engine_.schedule(engine_.now() + cost, target_, kSwitchEnd, cpu, ++c.gen);
+    if (prev) driver_->switched_out(*prev);
 }
 
 void CpuExec::return_to_curr(int cpu) {
@@ -224,6 +225,7 @@ void CpuExec::enter_idle(int cpu, Task* prev) {
     if (prev) {
         hw_.set_busy(cpu, false);
         hw_.idle_enter(cpu);
+        driver_->switched_out(*prev);
     }
 }
 
@@ -245,12 +247,8 @@ void CpuExec::speed_changed(int cpu) {
     start_segment(cpu, kind, kind == SegKind::overhead ? x.overhead_left : x.work_left);
 }
 
-void CpuExec::start_segment(int cpu, SegKind kind, int64_t ref_ns) {
-    Cpu& c = cpu_of(cpu);
-    c.seg = kind;
-    c.seg_start = engine_.now();
+inline Time CpuExec::wall_ns(int cpu, int64_t ref_ns) const {
     const double s = hw_.speed(cpu);
-    c.seg_speed = s;
     // At full speed the wall time is the work itself (what ceil(ref_ns / 1.0) gives, without it).
     Time wall = ref_ns;
     if (s != 1.0 || ref_ns >= kExactInDouble) {
@@ -259,19 +257,49 @@ void CpuExec::start_segment(int cpu, SegKind kind, int64_t ref_ns) {
         wall = static_cast<Time>(q);
         if (static_cast<double>(wall) < q) ++wall;
     }
-    engine_.schedule(engine_.now() + std::max<Time>(wall, 1), target_, kSegEnd, cpu, ++c.gen);
+    return std::max<Time>(wall, 1);
+}
+
+void CpuExec::start_segment(int cpu, SegKind kind, int64_t ref_ns) {
+    Cpu& c = cpu_of(cpu);
+    c.seg = kind;
+    c.seg_start = engine_.now();
+    c.seg_speed = hw_.speed(cpu);
+    engine_.schedule(engine_.now() + wall_ns(cpu, ref_ns), target_, kSegEnd, cpu, ++c.gen);
+}
+
+inline int64_t CpuExec::seg_done(const Cpu& c, Time now) {
+    const Time ran = now - c.seg_start;
+    return c.seg_speed == 1.0 && ran < kExactInDouble ? ran : static_cast<int64_t>(static_cast<double>(ran) * c.seg_speed);
 }
 
 void CpuExec::stop_segment(int cpu) {
     Cpu& c = cpu_of(cpu);
     if (c.seg == SegKind::none) return;
     Context& x = c.ctx;
-    const Time ran = engine_.now() - c.seg_start;
-    const auto done = c.seg_speed == 1.0 && ran < kExactInDouble ? ran : static_cast<int64_t>(static_cast<double>(ran) * c.seg_speed);
+    const int64_t done = seg_done(c, engine_.now());
     int64_t& left = c.seg == SegKind::overhead ? x.overhead_left : x.work_left;
     left = std::max<int64_t>(0, left - done);
     c.seg = SegKind::none;
     ++c.gen;
+}
+
+bool CpuExec::take_back_work(int task, int64_t ns) {
+    const Task& t = sched_.task(task);
+    Context& x = ctx_of(t);
+    const int cpu = t.cpu;
+    const bool in_work = cpu >= 0 && cpu_of(cpu).curr == &t && cpu_of(cpu).mode == Mode::running &&
+                         cpu_of(cpu).seg == SegKind::work;
+    const int64_t left = in_work ? x.work_left - seg_done(cpu_of(cpu), engine_.now()) : x.work_left;
+    if (left <= ns) return false;
+    if (in_work) {
+        stop_segment(cpu);
+        x.work_left -= ns;
+        start_segment(cpu, SegKind::work, x.work_left);
+    } else {
+        x.work_left -= ns;
+    }
+    return true;
 }
 
 void CpuExec::preempt_now(int cpu) {

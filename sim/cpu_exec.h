@@ -59,6 +59,8 @@ public:
     virtual Action next_action(Task& t) = 0;
     // A timer armed with CpuExec::arm_timer fired.
     virtual void on_timer(int /*task*/, uint32_t /*cookie*/) {}
+    // The task left its CPU (preempted, or switched out to sleep).
+    virtual void switched_out(const Task& /*t*/) {}
 };
 
 class CpuExec final : public EventTarget, public SchedArch, public HardwareClient {
@@ -80,6 +82,9 @@ public:
     // called outside next_action). Returns true if the task was woken.
     bool wake(int wakee, const WakeSite& site) { return sched_.wake(wakee, site, driving_, driving_cpu_); }
     void arm_timer(int task, Time at, uint32_t cookie);
+    // Takes `ns` back from the end of the work `task` was given last (work its driver planned
+    // ahead), if the task has more than that still to do; returns false, changing nothing, if not.
+    bool take_back_work(int task, int64_t ns);
     // Extra kernel or user time for the task the driver is serving (shared-data refills).
     void charge_current(int64_t ns) {
         if (driving_ && ns > 0) cpu_of(driving_cpu_).ctx.overhead_left += ns;
@@ -172,6 +177,8 @@ private:
     void preempt_now(int cpu);
     void run_curr(int cpu);
     void start_segment(int cpu, SegKind kind, int64_t ref_ns);
+    Time wall_ns(int cpu, int64_t ref_ns) const;  // how long ref_ns take at the CPU's speed now
+    static int64_t seg_done(const Cpu& c, Time now);  // reference-ns of the running segment done by now
     void stop_segment(int cpu);
     void arm_tick(int cpu);
     void on_tick(int cpu);

@@ -143,8 +143,9 @@ WorkloadBuild build_messaging(const MessagingSpec& s, const MachineProfile& prof
             ProgramTask t = worker("receiver-", g, r, TaskRole::server);
             t.code = {Op{Op::barrier, 0, 0, start, 0, 0},
                       Op{Op::loop_begin, 0, 0, static_cast<int32_t>(s.loops * s.fds), 0, 0},
-                      Op{Op::wait, pc.read_pre, pc.read_post + copy, first_ch + static_cast<int32_t>(r), 0, 0},
-                      Op{Op::count_op, 0, 0, 0, 0, static_cast<uint32_t>(s.data_size)},
+                      // A message counts when its receiver has it (then it copies it out).
+                      Op{Op::wait, pc.read_pre, pc.read_post + copy, first_ch + static_cast<int32_t>(r), 0,
+                         static_cast<uint32_t>(s.data_size), Op::kCountsOnTake},
                       Op{Op::loop_end, 0, 0, 0, 0, 0}};
             b.tasks.push_back(std::move(t));
         }

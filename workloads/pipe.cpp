@@ -72,8 +72,7 @@ WorkloadBuild build_pipe(const PipeSpec& s, const MachineProfile& prof) {
     a.code = {Op{Op::loop_begin, 0, 0, loops, 0, 0}};
     if (s.work_ns > 0) a.code.push_back(Op{Op::run, s.work_ns, 0, 0, 0, 0});
     a.code.push_back(Op{Op::post, pc.write_pre, 0, 0, 0, 0});
-    a.code.push_back(Op{Op::wait, pc.read_pre, pc.read_post, 1, 0, 0});
-    a.code.push_back(Op{Op::count_op, 0, 0, 0, 0, 8});
+    a.code.push_back(Op{Op::wait, pc.read_pre, pc.read_post, 1, 0, 8, Op::kCountsOnTake});  // a round trip: the reply is in
     a.code.push_back(Op{Op::loop_end, 0, 0, 0, 0, 0});
     srv.code = {Op{Op::loop_begin, 0, 0, loops, 0, 0}, Op{Op::wait, pc.read_pre, pc.read_post, 0, 0, 0}};
     if (s.work_ns > 0) srv.code.push_back(Op{Op::run, s.work_ns, 0, 0, 0, 0});

@@ -192,24 +192,45 @@ bool ProgramDriver::write_blocks(const ChanState& c) {
     return c.def.capacity > 0 && c.tokens >= c.def.capacity;
 }
 
+// Work that ends in no action of its own (a `run` step, the cost after a read) is not returned
+// at once: the steps after it go on, and the work of the next step that has one joins it in one
+// segment, since nothing can happen between the two (a reschedule, a tick or an interrupt stops
+// the segment wherever it is). Steps without effects on others are passed that way (loops and
+// draws; a counted op is not: its time is what a run measures). A write is planned ahead:
+// its check for room and the pull of the pipe's lines are made at the start of the joined
+// segment, and taken back (ChanState::ahead_ctx) if another task uses the channel, or the writer
+// leaves its CPU, before the writer gets to it; so each happens in the order it would without
+// the joining, and the joining changes the number of events, not what they do. At most
+// join_limit pieces of work are joined.
+
 Action ProgramDriver::next_action(Task& t) {
     Ctx& c = ctx_[static_cast<size_t>(by_task_id_[static_cast<size_t>(t.id)])];
+    int64_t joined = 0;  // work passed without returning, which runs before the next step's
+    int joined_runs = 0;
     for (uint64_t steps = 0;; ++steps) {
         if (steps > 10000000)
             throw std::runtime_error("task " + t.comm +
                                      " loops without spending time or blocking (e.g. it posts to the channel it waits on)");
         if (c.pc >= c.nops) {
+            if (joined > 0) return Action::Run(joined);
             if (!defs_[static_cast<size_t>(&c - ctx_.data())].background && ++exited_ == foreground_) ctl_.finish();
             return Action::Exit();
         }
         const Op& op = c.ops[c.pc];
+        // A step with effects on others, or one that reads the clock, comes after the joined work
+        // (each such case returns it first).
         switch (op.kind) {
             case Op::run:
                 if (c.phase == 0) {
                     const int64_t ns = op.ns + c.drawn * op.ns2 / 1024;
                     if (ns > 0) {
+                        if (++joined_runs < join_limit) {
+                            joined += ns;
+                            ++c.pc;
+                            break;
+                        }
                         c.phase = 1;
-                        return Action::Run(ns);
+                        return Action::Run(joined + ns);
                     }
                 }
                 c.phase = 0;
@@ -217,16 +238,36 @@ Action ProgramDriver::next_action(Task& t) {
                 break;
             case Op::post: {
                 ChanState& ch = chans_[static_cast<size_t>(op.a)];
+                const int self = static_cast<int>(&c - ctx_.data());
+                if (ch.ahead_ctx == self) {  // its own write planned ahead, now due: it stands
+                    ch.ahead_ctx = -1;
+                    c.ahead_chan = -1;
+                } else if (ch.ahead_ctx >= 0) {
+                    settle_ahead(op.a);
+                }
                 if (write_blocks(ch)) {
+                    if (joined > 0) return Action::Run(joined);  // checked again when that is done
                     c.phase = 0;
                     c.write_slept = true;
-                    enqueue(ch.writers, static_cast<int>(&c - ctx_.data()));
+                    enqueue(ch.writers, self);
                     return Action::Block();  // retried from the start when woken
                 }
                 if (c.phase == 0) {
                     // The write itself (op.ns: pipe_write() up to its wakeup) with the pull of the
                     // pipe's lines and data from the CPU that used it last: both before the wakeup.
-                    const int64_t ns = op.ns + s_->hardware().touch_shared(op.a, ch.def.shared_bytes, s_->driving_cpu(), ch.def.shared_lines);
+                    Hardware& hw = s_->hardware();
+                    const int prev_last = joined > 0 ? hw.shared_last(op.a) : -1;
+                    const int64_t pull = hw.touch_shared(op.a, ch.def.shared_bytes, s_->driving_cpu(), ch.def.shared_lines);
+                    const int64_t ns = op.ns + pull;
+                    if (joined > 0) {
+                        ch.ahead_ctx = self;
+                        ch.ahead_prev_last = prev_last;
+                        ch.ahead_pull = pull;
+                        ch.ahead_ns = ns;
+                        c.ahead_chan = op.a;
+                        c.phase = 1;
+                        return Action::Run(joined + ns);
+                    }
                     if (ns > 0) {
                         c.phase = 1;
                         return Action::Run(ns);
@@ -255,9 +296,10 @@ Action ProgramDriver::next_action(Task& t) {
                 ChanState& ch = chans_[static_cast<size_t>(op.a)];
                 if (c.phase == 0) {
                     c.phase = 1;
-                    if (op.ns > 0) return Action::Run(op.ns);
+                    if (op.ns > 0 || joined > 0) return Action::Run(joined + op.ns);
                 }
                 if (c.phase == 1) {
+                    if (ch.ahead_ctx >= 0) settle_ahead(op.a);
                     if (take_token(ch)) {
                         c.phase = 3;
                     } else {
@@ -272,16 +314,22 @@ Action ProgramDriver::next_action(Task& t) {
                     c.phase = 3;
                 }
                 if (c.phase == 3) {
+                    if (op.sub == Op::kCountsOnTake) ctl_.count_op(op.bytes);  // its message: perf's op
+                    if (ch.ahead_ctx >= 0) settle_ahead(op.a);
                     c.phase = 4;
                     // Reading the data pulls its lines from the CPU that wrote them.
                     const int64_t after = op.ns2 + s_->hardware().touch_shared(op.a, ch.def.shared_bytes, s_->driving_cpu(), ch.def.shared_lines);
-                    if (after > 0) return Action::Run(after);
+                    if (after > 0) {
+                        if (++joined_runs >= join_limit) return Action::Run(joined + after);
+                        joined += after;
+                    }
                 }
                 c.phase = 0;
                 ++c.pc;
                 break;
             }
             case Op::resume: {
+                if (joined > 0) return Action::Run(joined);
                 Ctx& target = ctx_[static_cast<size_t>(op.a)];
                 if (target.suspended) {
                     target.suspended = false;
@@ -293,6 +341,7 @@ Action ProgramDriver::next_action(Task& t) {
                 break;
             }
             case Op::suspend:
+                if (joined > 0) return Action::Run(joined);
                 if (c.phase == 0) {
                     if (c.resume_pending > 0) {
                         --c.resume_pending;
@@ -308,6 +357,7 @@ Action ProgramDriver::next_action(Task& t) {
                 ++c.pc;
                 break;
             case Op::sleep:
+                if (joined > 0) return Action::Run(joined);
                 if (c.phase == 0) {
                     c.phase = 1;
                     s_->arm_timer(c.task_id, s_->now() + op.ns, 0);
@@ -318,6 +368,7 @@ Action ProgramDriver::next_action(Task& t) {
                 ++c.pc;
                 break;
             case Op::timer:
+                if (joined > 0) return Action::Run(joined);
                 // rt-app's timer event (src/rt-app.c, run_event): advance the expiry by the period;
                 // sleep to it if it is ahead, else go on at once, and a relative timer restarts from now.
                 if (c.phase == 0) {
@@ -341,6 +392,7 @@ Action ProgramDriver::next_action(Task& t) {
                 ++c.pc;
                 break;
             case Op::sleep_until:
+                if (joined > 0) return Action::Run(joined);
                 if (c.phase == 0) {
                     if (s_->now() >= start_ + op.ns) {
                         ++c.pc;
@@ -355,6 +407,7 @@ Action ProgramDriver::next_action(Task& t) {
                 ++c.pc;
                 break;
             case Op::barrier: {
+                if (joined > 0) return Action::Run(joined);
                 // A barrier's last arrival releases the others. A releasing task (the benchmark's
                 // main thread writing the start pipe) releases them itself: when a worker comes
                 // last, it wakes only the releaser.
@@ -416,6 +469,7 @@ Action ProgramDriver::next_action(Task& t) {
                 break;
             }
             case Op::count_op:
+                if (joined > 0) return Action::Run(joined);
                 if (op.sub == 1) {
                     ctl_.count_op(static_cast<uint64_t>(c.drawn_since_op));
                     c.drawn_since_op = 0;
@@ -425,9 +479,11 @@ Action ProgramDriver::next_action(Task& t) {
                 ++c.pc;
                 break;
             case Op::exit:
+                if (joined > 0) return Action::Run(joined);
                 c.pc = c.nops;
                 break;
             case Op::fuse_request: {
+                if (joined > 0) return Action::Run(joined);
                 Action a = Action::Block();
                 // b: the opcode, ns: its server work; b = 0 is the connection's READ (fio).
                 // ns2: the data copies per KiB of the bytes drawn last (a WRITE of a drawn size).
@@ -440,6 +496,7 @@ Action ProgramDriver::next_action(Task& t) {
                 break;
             }
             case Op::fuse_aio: {
+                if (joined > 0) return Action::Run(joined);
                 Action a = Action::Block();
                 int reaped = 0;
                 // sub: the opcode (READ or WRITE), ns2: its server work, ns: I/Os, b: iodepth.
@@ -452,14 +509,35 @@ Action ProgramDriver::next_action(Task& t) {
                 break;
             }
             case Op::fuse_worker:
+                if (joined > 0) return Action::Run(joined);
                 return fuse_[static_cast<size_t>(op.a)]->worker(static_cast<int>(&c - ctx_.data()), c.task_id, c.phase);
             case Op::fuse_watchdog:
+                if (joined > 0) return Action::Run(joined);
                 return fuse_[static_cast<size_t>(op.a)]->watchdog(c.phase);
             case Op::fuse_ring:
+                if (joined > 0) return Action::Run(joined);
                 return fuse_[static_cast<size_t>(op.a)]->ring_thread(static_cast<int>(&c - ctx_.data()), c.task_id, op.b,
                                                                      c.phase);
         }
     }
+}
+
+void ProgramDriver::settle_ahead(int chan) {
+    ChanState& ch = chans_[static_cast<size_t>(chan)];
+    Ctx& w = ctx_[static_cast<size_t>(ch.ahead_ctx)];
+    if (s_->take_back_work(w.task_id, ch.ahead_ns)) {
+        s_->hardware().untouch_shared(chan, ch.ahead_prev_last, ch.ahead_pull);
+        w.phase = 0;  // the write is checked and its lines pulled when the writer gets there
+    }
+    w.ahead_chan = -1;
+    ch.ahead_ctx = -1;
+}
+
+void ProgramDriver::switched_out(const Task& t) {
+    const auto id = static_cast<size_t>(t.id);
+    if (id >= by_task_id_.size() || by_task_id_[id] < 0) return;
+    const Ctx& c = ctx_[static_cast<size_t>(by_task_id_[id])];
+    if (c.ahead_chan >= 0) settle_ahead(c.ahead_chan);
 }
 
 void ProgramDriver::release(Barrier& b) {

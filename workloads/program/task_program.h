@@ -36,7 +36,9 @@ struct Op {
     int32_t b = 0;     // loop_end: index of its loop_begin; loop_begin: > a, the count is drawn in [a, b];
                        // barrier: 1 for the task that releases the others once all have arrived
     uint32_t bytes = 0;  // count_op: payload bytes
-    uint8_t sub = 0;     // fuse_aio: the FuseOp of its requests; count_op: 1 counts the bytes drawn since the last op
+    uint8_t sub = 0;     // fuse_aio: the FuseOp of its requests; count_op: 1 counts the bytes drawn since the last op;
+                         // wait: kCountsOnTake counts an op of `bytes` when the task has its token
+    static constexpr uint8_t kCountsOnTake = 1;
 };
 
 // Program text: a list of Ops that every instance of a task shares (a `count: 100000` task holds
@@ -112,8 +114,12 @@ public:
     // Creates the tasks and starts them from `at`, forked from `parent_cpu` one after another
     // (a seeded gap in [gap_min, gap_max) apart, as a launcher forks them: WorkloadBuild's fork gap).
     void setup(CpuExec& s, Time at, int parent_cpu, uint64_t seed, int64_t gap_min, int64_t gap_max);
+    // Pieces of work next_action() joins into one segment at most; 1 joins none (a test compares).
+    static inline int join_limit = 64;
+
     Action next_action(Task& t) override;
     void on_timer(int task, uint32_t cookie) override;
+    void switched_out(const Task& t) override;
     // Every foreground task has exited (background hogs and noise never do).
     bool all_exited() const { return exited_ == foreground_; }
     // Tokens queued and waiters, for invariant checks: every post is consumed or still queued.
@@ -144,6 +150,13 @@ private:
         int64_t posts = 0, takes = 0;
         WaitList readers, writers;
         int64_t pages = 0, head_fill = 0, tail_left = 0;  // buffers in use (slot_tokens > 0)
+        // A write checked and its lines pulled ahead of the work before it (next_action): by whom
+        // (-1: none), the CPU that had touched the lines before, what the pull cost and the
+        // write's work (pull included), to be taken back if the writer has not begun it when
+        // another task uses the channel or the writer leaves its CPU.
+        int ahead_ctx = -1;
+        int ahead_prev_last = -1;
+        int64_t ahead_pull = 0, ahead_ns = 0;
     };
     struct LoopFrame {
         int32_t start;
@@ -166,6 +179,7 @@ private:
         int32_t rng = -1;         // its stream in rngs_ when its program draws, -1: none
         int64_t drawn = 0;        // bytes of its last `draw`
         int64_t drawn_since_op = 0;  // bytes drawn since its last counted op
+        int32_t ahead_chan = -1;     // the channel of its write planned ahead, -1: none
     };
     struct Barrier {
         int size = 0, arrived = 0;
@@ -179,6 +193,7 @@ private:
     };
     TimerState& timer_state(const Ctx& c, int32_t timer);
     bool take_token(ChanState& c);
+    void settle_ahead(int chan);  // undoes the channel's write planned ahead unless it has begun
     static void put_token(ChanState& c);
     static bool write_blocks(const ChanState& c);
     void enqueue(WaitList& q, int ctx);
