@@ -17,6 +17,7 @@ Hardware::Hardware(Engine& engine, const Topology& topo, const MachineProfile& p
     else if (gov_name_ == "ondemand") gov_ = Gov::ondemand;
     else if (gov_name_ == "conservative") gov_ = Gov::conservative;
     else throw std::invalid_argument("unknown governor " + gov_name_);
+    for (size_t d = 0; d < refill_by_dist_.size(); ++d) refill_by_dist_[d] = transfer_by_distance(static_cast<CpuDistance>(d));
     if (prof_.line_llc_ns > 0) {  // distance-aware wake costs: each class as the next closer one when unset
         const int64_t llc = prof_.line_llc_ns;
         const int64_t cluster = prof_.line_cluster_ns > 0 ? prof_.line_cluster_ns : llc;
@@ -428,8 +429,10 @@ int64_t Hardware::transfer_ns_per_kib(int from, int to) const {
     return xfer_ns_;
 }
 
-int64_t Hardware::transfer_ns_per_kib_uncached(int from, int to) const {
-    switch (topo_.classify(from, to)) {
+int64_t Hardware::transfer_ns_per_kib_uncached(int from, int to) const { return transfer_by_distance(topo_.classify(from, to)); }
+
+int64_t Hardware::transfer_by_distance(CpuDistance d) const {
+    switch (d) {
         case CpuDistance::same_cpu: return 0;
         case CpuDistance::smt: return prof_.refill_smt_ns_per_kib;
         case CpuDistance::cluster: return prof_.refill_cluster_ns_per_kib;
@@ -468,22 +471,6 @@ int64_t Hardware::switch_in(CacheWarmth& w, int cpu) {
 void Hardware::switch_out(CacheWarmth& w, int cpu) {
     w.left_at = engine_.now();
     w.busy_at_leave = client_ ? client_->cpu_busy_ns(cpu) : 0;
-}
-
-int64_t Hardware::touch_shared(int object, int64_t bytes, int cpu, int64_t lines) {
-    if (object < 0 || (bytes <= 0 && lines <= 0)) return 0;
-    if (static_cast<size_t>(object) >= shared_last_cpu_.size()) shared_last_cpu_.resize(static_cast<size_t>(object) + 1, -1);
-    int& last = shared_last_cpu_[static_cast<size_t>(object)];
-    // The data streams in at the refill rate; the object's own lines are dependent misses, each
-    // a full core-to-core transfer.
-    int64_t cost = 0;
-    if (last >= 0 && last != cpu) {
-        cost = bytes * transfer_ns_per_kib(last, cpu) / 1024;
-        if (lines > 0) cost += lines * line_full_[static_cast<size_t>(topo_.classify(last, cpu))];
-    }
-    last = cpu;
-    refill_ns_ += cost;
-    return cost;
 }
 
 void Hardware::untouch_shared(int object, int last, int64_t cost) {

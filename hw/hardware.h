@@ -80,7 +80,22 @@ public:
     void switch_out(CacheWarmth& w, int cpu);
     // Shared data (a pipe buffer, a FUSE request) touched on `cpu`: cost of fetching it from the
     // CPU that touched it last.
-    int64_t touch_shared(int object, int64_t bytes, int cpu, int64_t lines = 0);
+    int64_t touch_shared(int object, int64_t bytes, int cpu, int64_t lines = 0) {  // inline: one per pipe read or write
+        if (object < 0 || (bytes <= 0 && lines <= 0)) return 0;
+        if (static_cast<size_t>(object) >= shared_last_cpu_.size()) shared_last_cpu_.resize(static_cast<size_t>(object) + 1, -1);
+        int& last = shared_last_cpu_[static_cast<size_t>(object)];
+        // The data streams in at the refill rate; the object's own lines are dependent misses, each
+        // a full core-to-core transfer.
+        int64_t cost = 0;
+        if (last >= 0 && last != cpu) {
+            const auto d = static_cast<size_t>(topo_.classify(last, cpu));
+            cost = bytes * refill_by_dist_[d] / 1024;
+            if (lines > 0) cost += lines * line_full_[d];
+        }
+        last = cpu;
+        refill_ns_ += cost;
+        return cost;
+    }
     // The CPU that touched `object` last (-1: none yet), and the undoing of a touch that returned
     // `cost` and found `last` there (a write planned ahead and taken back).
     int shared_last(int object) const {
@@ -148,6 +163,7 @@ private:
     static int64_t opp_at_least(const Domain& d, int64_t khz);
     const Domain& dom(int cpu) const { return doms_[static_cast<size_t>(dom_of_[static_cast<size_t>(cpu)])]; }
     int64_t transfer_ns_per_kib_uncached(int from, int to) const;
+    int64_t transfer_by_distance(CpuDistance d) const;
     void account(int cpu);
     void sample(Domain& d);
     int64_t turbo_khz(const Domain& d) const;
@@ -178,6 +194,7 @@ private:
     bool line_aware_ = false;  // two CPUs of the machine differ in line cost (line_llc given)
     std::array<int64_t, 6> line_extra_{};  // by CpuDistance
     std::array<int64_t, 6> line_full_{};   // one line's one-way transfer by CpuDistance (0 on one CPU)
+    std::array<int64_t, 6> refill_by_dist_{};  // transfer_ns_per_kib() by CpuDistance
     mutable int lx_a_ = -1, lx_b_ = -1;      // the last pair line_extra_ns() classified
     mutable int64_t lx_ns_ = 0;
     // The last pair transfer_ns_per_kib() classified: a ping-pong asks for the same two CPUs.

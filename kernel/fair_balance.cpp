@@ -233,7 +233,9 @@ int Scheduler::sched_balance_find_src_group(LbEnv& env) {
         const CpuSet g = span & env.cpus;
         s.min_capacity = std::numeric_limits<double>::max();
         s.smt_group = child_flags & SD_SHARE_CPUCAPACITY;
+        int n = 0;
         for (int c = g.first(); c >= 0; c = g.next(c + 1)) {
+            ++n;
             const Rq& r = rq_of(c);
             s.group_load += cpu_load(c);
             s.group_util += cpu_util(c);
@@ -244,13 +246,14 @@ int Scheduler::sched_balance_find_src_group(LbEnv& env) {
             s.group_capacity += capacity_of(c);
             s.min_capacity = std::min<double>(s.min_capacity, capacity_of(c));
             s.max_capacity = std::max<double>(s.max_capacity, capacity_of(c));
-            if (topo_.smt_siblings(c).first() == c || !(g.test(topo_.smt_siblings(c).first()))) ++s.cores;
+            const int first_sibling = topo_.smt_list(c).front();  // the lowest: the list is in order
+            if (first_sibling == c || !g.test(first_sibling)) ++s.cores;
             // update_misfit_status(): the running task does not fit its CPU.
             if (!local_group && asym && r.curr && !r.switching && r.curr->nr_cpus_allowed > 1 &&
                 !task_fits_cpu(*r.curr, c))
                 s.misfit_task_load = std::max(s.misfit_task_load, std::max(task_load(*r.curr), 1.0));
         }
-        s.group_weight = span.count();
+        s.group_weight = g == span ? n : span.count();
         // smt_balance(): an SMT core running two tasks while this CPU is idle.
         if (!local_group && idle && s.smt_group && s.sum_h_nr_running > 1) s.smt_balance = true;
         s.type = group_classify(D.imbalance_pct, s);

@@ -319,18 +319,6 @@ std::optional<CompactShape> Topology::compact_shape() const {
     return std::nullopt;
 }
 
-CpuDistance Topology::classify(int from, int to) const {
-    if (from == to) return CpuDistance::same_cpu;
-    const CpuInfo& a = cpus_[static_cast<size_t>(from)];
-    const CpuInfo& b = cpus_[static_cast<size_t>(to)];
-    if (a.core == b.core) return CpuDistance::smt;
-    const auto f = static_cast<size_t>(from);
-    if (a.cluster == b.cluster && has_clusters_ && cluster_[f] != llc_[f]) return CpuDistance::cluster;
-    if (a.llc == b.llc) return CpuDistance::llc;
-    if (a.node == b.node) return CpuDistance::cross_llc;
-    return CpuDistance::cross_numa;
-}
-
 nlohmann::json Topology::to_json() const {
     nlohmann::json j;
     j["name"] = name_;

@@ -93,7 +93,17 @@ public:
     bool same_core(int a, int b) const { return cpus_[a].core == cpus_[b].core; }
     int node_distance(int node_a, int node_b) const { return node_distance_[node_a][node_b]; }
     int cpu_distance(int a, int b) const { return node_distance_[cpus_[a].node][cpus_[b].node]; }
-    CpuDistance classify(int from, int to) const;
+    CpuDistance classify(int from, int to) const {  // inline: the wake path and cache model ask it per event
+        if (from == to) return CpuDistance::same_cpu;
+        const CpuInfo& a = cpus_[static_cast<size_t>(from)];
+        const CpuInfo& b = cpus_[static_cast<size_t>(to)];
+        if (a.core == b.core) return CpuDistance::smt;
+        const auto f = static_cast<size_t>(from);
+        if (a.cluster == b.cluster && has_clusters_ && cluster_[f] != llc_[f]) return CpuDistance::cluster;
+        if (a.llc == b.llc) return CpuDistance::llc;
+        if (a.node == b.node) return CpuDistance::cross_llc;
+        return CpuDistance::cross_numa;
+    }
 
     bool smt_present() const { return smt_present_; }       // some core has >= 2 threads
     bool has_clusters() const { return has_clusters_; }
