@@ -65,6 +65,7 @@ RunResult run_simulation(const RunSpec& spec) {
     auto begin_window = [&] {
         if (warm) return;
         warm = true;
+        driver.settle_all();  // a pipe's lines pulled ahead are pulled inside the window, as they would be
         metrics.reset(engine.now());
         window_start = engine.now();
         ops_at_start = ctl.ops();
@@ -99,6 +100,7 @@ RunResult run_simulation(const RunSpec& spec) {
         if (spec.stop_ops) ctl.set_stop(ctl.ops() + spec.stop_ops, stop_at_ops);
     }
     engine.run_until(limit);
+    driver.settle_all();  // nor is a pull counted that the run ended before
     // A run whose foreground tasks all exited (or that reached its ops) is complete. Its window
     // ends at the last finished op; a window without ops (a program without `op` steps, as rt-app
     // users write them) measures the time until the last task exited.

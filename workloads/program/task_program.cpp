@@ -533,6 +533,11 @@ void ProgramDriver::settle_ahead(int chan) {
     ch.ahead_ctx = -1;
 }
 
+void ProgramDriver::settle_all() {
+    for (size_t ch = 0; ch < chans_.size(); ++ch)
+        if (chans_[ch].ahead_ctx >= 0) settle_ahead(static_cast<int>(ch));
+}
+
 void ProgramDriver::switched_out(const Task& t) {
     const auto id = static_cast<size_t>(t.id);
     if (id >= by_task_id_.size() || by_task_id_[id] < 0) return;

@@ -120,6 +120,8 @@ public:
     Action next_action(Task& t) override;
     void on_timer(int task, uint32_t cookie) override;
     void switched_out(const Task& t) override;
+    // Takes back every write planned ahead that has not begun (at a measurement window's edge).
+    void settle_all();
     // Every foreground task has exited (background hogs and noise never do).
     bool all_exited() const { return exited_ == foreground_; }
     // Tokens queued and waiters, for invariant checks: every post is consumed or still queued.
