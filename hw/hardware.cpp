@@ -421,16 +421,6 @@ bool Hardware::polling(int cpu) const {
     return st >= 0 && (states_[static_cast<size_t>(st)].polling || entry_left(cpu) > 0);
 }
 
-int64_t Hardware::transfer_ns_per_kib(int from, int to) const {
-    if (from == xfer_from_ && to == xfer_to_) return xfer_ns_;
-    xfer_from_ = from;
-    xfer_to_ = to;
-    xfer_ns_ = transfer_ns_per_kib_uncached(from, to);
-    return xfer_ns_;
-}
-
-int64_t Hardware::transfer_ns_per_kib_uncached(int from, int to) const { return transfer_by_distance(topo_.classify(from, to)); }
-
 int64_t Hardware::transfer_by_distance(CpuDistance d) const {
     switch (d) {
         case CpuDistance::same_cpu: return 0;

@@ -89,7 +89,7 @@ public:
         int64_t cost = 0;
         if (last >= 0 && last != cpu) {
             const auto d = static_cast<size_t>(topo_.classify(last, cpu));
-            cost = bytes * refill_by_dist_[d] / 1024;
+            cost = bytes * refill_by_dist_[d] / 1024;  // transfer_ns_per_kib()
             if (lines > 0) cost += lines * line_full_[d];
         }
         last = cpu;
@@ -107,7 +107,7 @@ public:
     // frequency (the performance it delivers), as em_pd_get_efficient_state() picks states.
     static int64_t em_power_uw(const MachineProfile::PerfDomain& pd, int64_t khz, int64_t fmax_khz);
     // Per-KiB refill cost for data last used on `from` and needed on `to`, fully warm there.
-    int64_t transfer_ns_per_kib(int from, int to) const;
+    int64_t transfer_ns_per_kib(int from, int to) const { return refill_by_dist_[static_cast<size_t>(topo_.classify(from, to))]; }
     // What one cache line moved from `from` to `to` costs beyond a move within the LLC
     // (negative for SMT siblings); 0 when the profile gives no line costs or a CPU is unknown.
     bool line_aware() const { return line_aware_; }
@@ -162,7 +162,6 @@ private:
     void request(Domain& d, int64_t khz);
     static int64_t opp_at_least(const Domain& d, int64_t khz);
     const Domain& dom(int cpu) const { return doms_[static_cast<size_t>(dom_of_[static_cast<size_t>(cpu)])]; }
-    int64_t transfer_ns_per_kib_uncached(int from, int to) const;
     int64_t transfer_by_distance(CpuDistance d) const;
     void account(int cpu);
     void sample(Domain& d);
@@ -197,9 +196,6 @@ private:
     std::array<int64_t, 6> refill_by_dist_{};  // transfer_ns_per_kib() by CpuDistance
     mutable int lx_a_ = -1, lx_b_ = -1;      // the last pair line_extra_ns() classified
     mutable int64_t lx_ns_ = 0;
-    // The last pair transfer_ns_per_kib() classified: a ping-pong asks for the same two CPUs.
-    mutable int xfer_from_ = -1, xfer_to_ = -1;
-    mutable int64_t xfer_ns_ = 0;
     std::vector<int> idle_state_;
     std::vector<std::array<Time, 8>> idle_hist_;
     std::vector<int> idle_hist_pos_;
