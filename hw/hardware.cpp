@@ -116,6 +116,7 @@ Hardware::Hardware(Engine& engine, const Topology& topo, const MachineProfile& p
     // Idle CPUs after boot: long idle history, so the governor picks the deepest state.
     idle_hist_.assign(static_cast<size_t>(n), {});
     for (auto& h : idle_hist_) h.fill(10 * kNsPerMs);
+    idle_hist_sum_.assign(static_cast<size_t>(n), 8 * 10 * kNsPerMs);
     idle_hist_pos_.assign(static_cast<size_t>(n), 0);
     idle_state_.assign(static_cast<size_t>(n), -1);
     acc_.assign(static_cast<size_t>(n), CpuAcc{});
@@ -371,9 +372,7 @@ void Hardware::idle_enter(int cpu) {
         std::sort(sorted.begin(), sorted.end());
         predicted = sorted[3];
     } else {
-        Time sum = 0;
-        for (Time x : h) sum += x;
-        predicted = sum / static_cast<Time>(h.size());
+        predicted = idle_hist_sum_[static_cast<size_t>(cpu)] / static_cast<Time>(h.size());
     }
     int pick = 0;
     for (size_t i = 0; i < states_.size(); ++i)
@@ -398,27 +397,12 @@ void Hardware::idle_exit(int cpu) {
     if (teo_) measured = dur >= exit ? dur - exit / 2 : dur / 2;
     else measured = dur > 2 * exit ? dur - exit : dur / 2;
     auto& pos = idle_hist_pos_[static_cast<size_t>(cpu)];
-    idle_hist_[static_cast<size_t>(cpu)][static_cast<size_t>(pos)] = measured;
+    Time& slot = idle_hist_[static_cast<size_t>(cpu)][static_cast<size_t>(pos)];
+    idle_hist_sum_[static_cast<size_t>(cpu)] += measured - slot;
+    slot = measured;
     pos = (pos + 1) % 8;
     st = -1;
     if (obs_) obs_->cpu_idle(engine_.now(), cpu, -1);
-}
-
-// The rest of the idle loop's entry (idle_entry), 0 once the CPU is in its state.
-int64_t Hardware::entry_left(int cpu) const {
-    if (prof_.idle_entry_ns <= 0) return 0;
-    const Time end = acc_[static_cast<size_t>(cpu)].idle_since + prof_.idle_entry_ns;
-    return std::max<Time>(0, end - engine_.now());
-}
-
-int64_t Hardware::wake_latency(int cpu) const {
-    const int st = idle_state_[static_cast<size_t>(cpu)];
-    return st < 0 ? 0 : entry_left(cpu) + states_[static_cast<size_t>(st)].exit_ns;
-}
-
-bool Hardware::polling(int cpu) const {
-    const int st = idle_state_[static_cast<size_t>(cpu)];
-    return st >= 0 && (states_[static_cast<size_t>(st)].polling || entry_left(cpu) > 0);
 }
 
 int64_t Hardware::transfer_by_distance(CpuDistance d) const {
@@ -456,11 +440,6 @@ int64_t Hardware::switch_in(CacheWarmth& w, int cpu) {
     const auto cost = static_cast<int64_t>(per_kib * static_cast<double>(w.footprint_kib));
     refill_ns_ += cost;
     return cost;
-}
-
-void Hardware::switch_out(CacheWarmth& w, int cpu) {
-    w.left_at = engine_.now();
-    w.busy_at_leave = client_ ? client_->cpu_busy_ns(cpu) : 0;
 }
 
 void Hardware::untouch_shared(int object, int last, int64_t cost) {

@@ -3,6 +3,7 @@
 // turns a placement decision into time; the scheduler asks for speeds, wake latencies and refill
 // costs and reports busy/idle transitions and utilisation changes.
 #pragma once
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -198,6 +199,7 @@ private:
     mutable int64_t lx_ns_ = 0;
     std::vector<int> idle_state_;
     std::vector<std::array<Time, 8>> idle_hist_;
+    std::vector<Time> idle_hist_sum_;  // of each CPU's idle_hist_ (menu's average)
     std::vector<int> idle_hist_pos_;
     std::vector<CpuAcc> acc_;
     std::vector<std::vector<int64_t>> em_power_uw_;  // per CPU, per OPP: its energy-model power; empty: none
@@ -208,5 +210,29 @@ private:
     int64_t refill_ns_ = 0, refill_at_window_ = 0;
     Time window_start_ = 0;
 };
+
+// Inline: the wake path asks these per wakeup, the context switch per switch.
+
+// The rest of the idle loop's entry (idle_entry), 0 once the CPU is in its state.
+inline int64_t Hardware::entry_left(int cpu) const {
+    if (prof_.idle_entry_ns <= 0) return 0;
+    const Time end = acc_[static_cast<size_t>(cpu)].idle_since + prof_.idle_entry_ns;
+    return std::max<Time>(0, end - engine_.now());
+}
+
+inline int64_t Hardware::wake_latency(int cpu) const {
+    const int st = idle_state_[static_cast<size_t>(cpu)];
+    return st < 0 ? 0 : entry_left(cpu) + states_[static_cast<size_t>(st)].exit_ns;
+}
+
+inline bool Hardware::polling(int cpu) const {
+    const int st = idle_state_[static_cast<size_t>(cpu)];
+    return st >= 0 && (states_[static_cast<size_t>(st)].polling || entry_left(cpu) > 0);
+}
+
+inline void Hardware::switch_out(CacheWarmth& w, int cpu) {
+    w.left_at = engine_.now();
+    w.busy_at_leave = client_ ? client_->cpu_busy_ns(cpu) : 0;
+}
 
 }  // namespace wakesim

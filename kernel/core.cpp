@@ -74,14 +74,6 @@ void Scheduler::set_observer(SchedObserver* o) {
     obs_mask_ = o ? o->interests() : 0;
 }
 
-// idle_cpu() and sched_idle_cpu() as masks, refreshed whenever a runqueue changes.
-void Scheduler::update_idle_state(int cpu) {
-    update_overload(cpu);
-    const Rq& rq = rq_of(cpu);
-    idle_mask_.assign(cpu, rq.curr == nullptr && rq.nr_running == 0 && !rq.ttwu_pending);
-    sched_idle_mask_.assign(cpu, rq.nr_running > 0 && rq.nr_sched_idle == rq.nr_running);
-}
-
 // resched_curr(): set need_resched on the CPU's current task and have the CPU act on it. An idle
 // CPU needs nothing: the IPI on its way (or the caller) makes it schedule.
 void Scheduler::resched_curr(int cpu) {

@@ -6,6 +6,7 @@
 // level deep: the root runqueue holds tasks and groups' entities, a group's runqueue its tasks.
 #include <algorithm>
 
+#include "kernel/pelt.h"
 #include "kernel/sched.h"
 
 namespace wakesim {

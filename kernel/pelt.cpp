@@ -32,24 +32,6 @@ const std::array<uint32_t, kLoadAvgPeriod> kYNInv = make_yn_inv();
 
 }  // namespace pelt
 
-// update_cfs_rq_load_avg() of `cpu`: the load weight and the number (h_nr_runnable) of the
-// runnable tasks; delayed sleepers do not count. A period ended: `decayed` for schedutil.
-void Scheduler::pelt_update_cpu(int cpu) {
-    Rq& rq = rq_of(cpu);
-    const auto count = static_cast<uint32_t>(rq.nr_running - rq.nr_delayed);
-    const uint32_t scale = rq.curr || count ? pelt::util_scale(hw_.invariant_speed(cpu)) : 0;
-    if (pelt::update(rq.pelt, engine_.now(), rq.runnable_weight, count, rq.curr != nullptr, scale, 1))
-        rq.util_decayed = true;
-}
-
-// update_load_avg(): cfs_rq_util_change() -> cpufreq_update_util() only when `decayed`.
-void Scheduler::cpufreq_update_util(int cpu) {
-    Rq& rq = rq_of(cpu);
-    if (!rq.util_decayed) return;
-    rq.util_decayed = false;
-    hw_.util_changed(cpu);
-}
-
 namespace {
 
 // A pending removal brought to the periods the CPU's signal has decayed through since it was

@@ -308,7 +308,6 @@ private:
     WokenVia ttwu_queue(Task& p, int cpu, uint32_t flags, Task* waker, int this_cpu);
     bool try_to_wake_up(Task& p, uint32_t flags, Task* waker, int this_cpu);
     void go_idle(int cpu);
-    void update_idle_state(int cpu);
     // sched.h add_nr_running()/sub_nr_running(): rd->overloaded follows runqueues with two or
     // more runnable tasks.
     void update_overload(int cpu) {
@@ -318,6 +317,13 @@ private:
             rq.overloaded = over;
             nr_overloaded_ += over ? 1 : -1;
         }
+    }
+    // idle_cpu() and sched_idle_cpu() as masks, refreshed whenever a runqueue changes.
+    void update_idle_state(int cpu) {
+        update_overload(cpu);
+        const Rq& rq = rq_of(cpu);
+        idle_mask_.assign(cpu, rq.curr == nullptr && rq.nr_running == 0 && !rq.ttwu_pending);
+        sched_idle_mask_.assign(cpu, rq.nr_running > 0 && rq.nr_sched_idle == rq.nr_running);
     }
     bool wants(uint32_t interest) const { return (obs_mask_ & interest) != 0; }
     // The outcome of the select_task_rq call in progress, for its summary and its step event.

@@ -36,20 +36,21 @@ private:
 };
 
 // What a task does next, as its driver says.
-struct Action {
-    enum Kind : uint8_t { run, block, exit } kind;
+struct Action {  // 16 bytes: returned in two registers
     int64_t ns = 0;  // reference-capacity nanoseconds of CPU work (run)
+    enum Kind : uint8_t { run, block, exit } kind;
     // run: the work continues a system call the task's previous step was inside; a preemption
     // asked for meanwhile waits for the call's return to user space unless preempt_full.
     bool in_syscall = false;
-    static Action Run(int64_t ns) { return {run, ns}; }
-    static Action RunInSyscall(int64_t ns) { return {run, ns, true}; }
-    static Action Block() { return {block, 0}; }
+    static Action Run(int64_t ns) { return {ns, run}; }
+    static Action RunInSyscall(int64_t ns) { return {ns, run, true}; }
+    static Action Block() { return {0, block}; }
     // block: the task sleeps in the system call its previous step made its wakeups in (a FUSE
     // requester in request_wait_answer); under preempt=none/voluntary they do not preempt it first.
-    static Action BlockInSyscall() { return {block, 0, true}; }
-    static Action Exit() { return {exit, 0}; }
+    static Action BlockInSyscall() { return {0, block, true}; }
+    static Action Exit() { return {0, exit}; }
 };
+static_assert(sizeof(Action) == 16);
 
 class TaskDriver {
 public:

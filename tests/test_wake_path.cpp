@@ -785,11 +785,13 @@ TEST_CASE("Row 19: an idle recent_used_cpu is taken before the idle-CPU scan", "
     const Outcome r = simulate(d, "", 1);
     CHECK(r.wakee() == "P");
     CHECK(r.prev() == 0);
-    REQUIRE(r.prev_skipped());
-    CHECK(r.prev_skipped()->prev == 0);
+    const SisPrevEv* skipped = r.prev_skipped();
+    REQUIRE(skipped != nullptr);
+    const SisPrevEv seen = *skipped;
+    CHECK(seen.prev == 0);
     // wake_affine_weight() may keep prev as the target: W and the hog both weigh about a full
     // nice-0 load (a new task starts with its weight as load_avg). Busy either way.
-    CHECK((r.prev_skipped()->why == PrevSkip::busy || r.prev_skipped()->why == PrevSkip::is_target));
+    CHECK((seen.why == PrevSkip::busy || seen.why == PrevSkip::is_target));
     CHECK(r.outcome() == SelectOutcome::sis_recent);
     CHECK(r.outcome_cpu() == 3);
     CHECK_FALSE(r.has<SelectIdleCpuEv>());
