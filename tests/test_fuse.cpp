@@ -190,6 +190,40 @@ TEST_CASE("io-uring with 2 queues on a 2-node machine: one queue per node, on it
     CHECK(n(op, Metric::wakeups_remote) > 2 * 2000 - 10);
 }
 
+TEST_CASE("io-uring with 2 queues in one LLC and fio on their CPUs: plain and WF_SYNC reply wakes bounce "
+          "it between the two ring CPUs, WF_CURRENT_CPU keeps it with one", "[fuse][uring]") {
+    // The bounce of the Oct 2025 traces ("persistent core switching of the fio process between
+    // two cores on one numa node"): the reply finds fio's CPU busy with its ring thread,
+    // select_idle_sibling() returns the other, idle, ring CPU (recent_used_cpu), and fio's next
+    // request goes to that CPU's queue.
+    // With DELAY_DEQUEUE, a reply that comes while fio is still queued as a delayed sleeper
+    // behind its ring thread requeues it in place (ttwu_runnable(), no selection): early in a run
+    // that is every other read.
+    const std::string two = R"(, "transport": "io_uring", "queue_cpus": "0,1", "cpus": "0-1", "uring_reply_batch": false)";
+    for (const char* policy : {"plain", "wf_sync"}) {
+        INFO(policy);
+        const FuseRun r = run_fuse(fio_doc("xeon-2s-16c32t", two, policy));
+        CHECK(r.stats.completed == 2000);
+        CHECK(r.stats.queue_changes >= 990);
+        CHECK(r.fio_migrations >= 990);
+        CHECK(r.stats.per_queue[0] > 900);
+        CHECK(r.stats.per_queue[1] > 900);
+        CHECK(r.stats.ring_off_cpu == 0);
+        json no_delay = fio_doc("xeon-2s-16c32t", two, policy);
+        no_delay["features"] = {{"DELAY_DEQUEUE", false}};
+        const FuseRun every = run_fuse(no_delay);
+        CHECK(every.stats.queue_changes > 1980);
+        CHECK(every.fio_migrations > 1980);
+    }
+    const FuseRun same = run_fuse(fio_doc("xeon-2s-16c32t", two, "fuse_wake_same_cpu"));
+    CHECK(same.stats.queue_changes <= 1);
+    CHECK(same.fio_migrations <= 1);
+    // Stacked with its ring thread, fio is faster than bouncing (published A4/A6: 1.24).
+    const Outcome bounce = simulate(fio_steady_doc("xeon-2s-16c32t", two));
+    const Outcome stay = simulate(fio_steady_doc("xeon-2s-16c32t", two, "fuse_wake_same_cpu"));
+    CHECK(stay.m.get(Metric::usec_per_op) < bounce.m.get(Metric::usec_per_op));
+}
+
 TEST_CASE("/dev/fuse: fuse_wake_same_cpu changes nothing (FR_URING only)", "[fuse][dev][fuse_wake_same_cpu]") {
     const Outcome plain = simulate(fio_doc("xeon-2s-16c32t", ""));
     const Outcome same = simulate(fio_doc("xeon-2s-16c32t", "", "fuse_wake_same_cpu"));
