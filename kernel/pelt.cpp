@@ -1,5 +1,5 @@
-// kernel/sched/pelt.c: the CPU's signal and the table (the task's update and the arithmetic are
-// inline in kernel/pelt.h); migrate_task_rq_fair()'s detach and attach of a task's signals, with
+// kernel/sched/pelt.c: the table (the task's and the CPU's updates and the arithmetic are inline
+// in kernel/pelt.h); migrate_task_rq_fair()'s detach and attach of a task's signals, with
 // a grouped task's removal left pending until update_blocked_averages() or its group's next update
 // on that CPU; then fair.c's readers of the signals: cpu_util(), cpu_load(), task_util_est(),
 // task_h_load(), task_fits_cpu() and util_fits_cpu(). A CPU's readers see its signals as last

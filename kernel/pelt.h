@@ -1,8 +1,8 @@
 // kernel/sched/pelt.h: the inline parts of PELT (kernel/pelt.cpp has the rest). The signals are
 // the kernel's fixed-point sums: time in 1024 ns units, 1024-unit periods, contributions decayed by
 // y^n with y^32 = 1/2 from the runnable_avg_yN_inv table (kernel/sched/sched-pelt.h), averages
-// recomputed when a period ends (___update_load_avg). A task's update is inline: the wake path and
-// __schedule call it for every task they touch.
+// recomputed when a period ends (___update_load_avg). A task's and a CPU's updates are inline: the
+// wake path and __schedule call them for every task and runqueue they touch.
 #pragma once
 #include <array>
 #include <cstdint>
