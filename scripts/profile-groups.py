@@ -2,8 +2,10 @@
 """Self cost of a callgrind profile grouped as docs/performance.md groups it.
 
 Usage: scripts/profile-groups.py callgrind.out [round_trips]
-Reads `callgrind_annotate --threshold=100` output; a function counts toward the first group whose
-pattern matches its name (code the compiler inlined counts toward its caller)."""
+Reads `callgrind_annotate --threshold=100 --auto=no` output; a function counts toward the first
+group whose pattern matches its name (code the compiler inlined counts toward its caller). From a
+build with `-g`, callgrind names each piece's source file too, so PELT's code inlined from
+kernel/pelt.h counts as PELT wherever it runs."""
 import re
 import subprocess
 import sys
@@ -25,7 +27,7 @@ GROUPS = [
 
 
 def main():
-    out = subprocess.run(["callgrind_annotate", "--threshold=100", sys.argv[1]], capture_output=True, text=True,
+    out = subprocess.run(["callgrind_annotate", "--threshold=100", "--auto=no", sys.argv[1]], capture_output=True, text=True,
                          check=True).stdout
     total = 0
     sums = {g: 0 for g, _ in GROUPS}
