@@ -116,7 +116,9 @@ Hardware::Hardware(Engine& engine, const Topology& topo, const MachineProfile& p
     // Idle CPUs after boot: long idle history, so the governor picks the deepest state.
     idle_hist_.assign(static_cast<size_t>(n), {});
     for (auto& h : idle_hist_) h.fill(10 * kNsPerMs);
-    idle_hist_sum_.assign(static_cast<size_t>(n), 8 * 10 * kNsPerMs);
+    idle_hist_sum_.assign(static_cast<size_t>(n), 0);
+    for (size_t c = 0; c < idle_hist_.size(); ++c)
+        for (Time x : idle_hist_[c]) idle_hist_sum_[c] += x;
     idle_hist_pos_.assign(static_cast<size_t>(n), 0);
     idle_state_.assign(static_cast<size_t>(n), -1);
     acc_.assign(static_cast<size_t>(n), CpuAcc{});
