@@ -69,6 +69,11 @@ public:
     void idle_enter(int cpu);
     void idle_exit(int cpu);
     int idle_state(int cpu) const { return idle_state_[static_cast<size_t>(cpu)]; }
+    // The exit latency of the state an idle CPU is in; -1 when it is in none.
+    int64_t idle_exit_latency(int cpu) const {
+        const int st = idle_state_[static_cast<size_t>(cpu)];
+        return st < 0 ? -1 : states_[static_cast<size_t>(st)].exit_ns;
+    }
     // A wake's latency: the rest of the idle loop's entry (idle_entry), then the state's exit.
     int64_t wake_latency(int cpu) const;
     // No IPI needed: a polling state, or the idle loop's entry still running.

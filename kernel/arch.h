@@ -69,6 +69,9 @@ public:
 
     // kcpustat: non-idle time of the CPU so far.
     virtual Time cpu_busy_ns(int cpu) const = 0;
+    // idle_get_state(rq)->exit_latency: the exit latency of the idle state an idle CPU is in,
+    // -1 when it is in none (not idle, or its idle loop has not chosen one).
+    virtual int64_t idle_exit_latency(int cpu) const = 0;
 };
 
 }  // namespace wakesim

@@ -6,6 +6,7 @@
 // events only for the explained select_task_rq call.
 #include <algorithm>
 #include <climits>
+#include <limits>
 
 #include "kernel/sched.h"
 
@@ -170,10 +171,12 @@ int Scheduler::sched_balance_find_dst_cpu(const Task& p, int cpu, int prev, uint
         }
         const bool move = best.idle > local.idle || (best.idle == local.idle && best.idle == 0 && best.nr < local.nr);
         if (!move) continue;
-        // sched_balance_find_dst_group_cpu(): an idle CPU (most recently idled), else the least loaded.
+        // sched_balance_find_dst_group_cpu(): the idle CPU in the shallowest idle state (the most
+        // recently idled among equals), else the least loaded.
         const CpuSet g = D.groups[static_cast<size_t>(best_g)] & p.allowed;
         int pick = -1;
         Time latest = -1;
+        int64_t min_exit = std::numeric_limits<int64_t>::max();
         double least = 0;
         bool have_idle = false;
         for (int c = g.first(); c >= 0; c = g.next(c + 1)) {
@@ -183,7 +186,12 @@ int Scheduler::sched_balance_find_dst_cpu(const Task& p, int cpu, int prev, uint
             }
             if (available_idle_cpu(c)) {
                 const Time st = rq_of(c).idle_stamp;
-                if (!have_idle || st > latest) {
+                const int64_t exit = arch_->idle_exit_latency(c);  // -1: in no state (idle_get_state() NULL)
+                if (exit >= 0 && exit < min_exit) {
+                    min_exit = exit;
+                    pick = c;
+                    latest = st;
+                } else if ((exit < 0 || exit == min_exit) && (!have_idle || st > latest)) {
                     pick = c;
                     latest = st;
                 }

@@ -107,6 +107,7 @@ public:
     void return_to_curr(int cpu) override;
     void enter_idle(int cpu, Task* prev) override;
     Time cpu_busy_ns(int cpu) const override;
+    int64_t idle_exit_latency(int cpu) const override { return hw_.idle_exit_latency(cpu); }
 
     // HardwareClient
     double cpu_util(int cpu) const override { return sched_.cpu_util_cfs_boost(cpu); }  // schedutil's input

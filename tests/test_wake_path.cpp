@@ -1009,3 +1009,34 @@ TEST_CASE("Fork placement keeps new tasks on the parent's node while it runs at 
     const Outcome three = hogs(3);
     CHECK(node_util(three, 0) == Approx(2 * node_util(three, 1)).epsilon(0.05));
 }
+
+TEST_CASE("Fork placement takes the idle CPU in the shallowest idle state before a more recently idled one",
+          "[wake_path][fork][cpuidle]") {
+    // sched_balance_find_dst_group_cpu(): two cores of two threads (core 0 = CPUs 0 and 2, core 1 =
+    // CPUs 1 and 3) with the Xeon's idle states. CPU 0 runs the parent side; CPU 1 idled in C1
+    // after a run of short sleeps; CPU 3 idled later, in C6, after one long run. A fork from CPU 0
+    // goes to the idle core 1, and within it to CPU 1: the smaller exit latency wins over the later
+    // idle_stamp (which alone picked CPU 3).
+    const json d = doc(R"({"machine": {"topology": {"name": "2c2t", "cores_per_cluster": 2, "threads_per_core": 2,
+                                                    "numbering": "siblings_split"},
+                                       "profile": {"base": "xeon-2s-16c32t"}},
+      "workload": {"kind": "program", "parent_cpu": 0, "tasks": [
+        {"name": "parent", "cpus": "0", "program": [{"loop": 0, "do": [{"run": "1ms"}]}]},
+        {"name": "short-sleeps", "cpus": "1", "program": [{"loop": 200, "do": [{"run": "5us"}, {"sleep": "20us"}]}, {"sleep": "10s"}]},
+        {"name": "long-run", "cpus": "3", "program": [{"run": "12ms"}, {"sleep": "10s"}]},
+        {"name": "child", "program": [{"sleep": "10s"}]}]},
+      "policies": ["plain"], "run": {"seeds": [1]}})");
+    testutil::FuseSim sim(d);
+    sim.engine.run_until(20 * kNsPerMs);
+    REQUIRE(sim.sched.available_idle_cpu(1));
+    REQUIRE(sim.sched.available_idle_cpu(3));
+    const int64_t exit1 = sim.cpus().idle_exit_latency(1), exit3 = sim.cpus().idle_exit_latency(3);
+    INFO("exit latency: CPU 1 " << exit1 << " ns, CPU 3 " << exit3 << " ns");
+    REQUIRE(exit1 >= 0);
+    REQUIRE(exit1 < exit3);
+    const Task* child = nullptr;
+    for (int i = 0; i < sim.sched.nr_tasks(); ++i)
+        if (sim.sched.task(i).comm == "child") child = &sim.sched.task(i);
+    REQUIRE(child != nullptr);
+    CHECK(sim.sched.sched_balance_find_dst_cpu(*child, 0, 0, SD_BALANCE_FORK) == 1);
+}
