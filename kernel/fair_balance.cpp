@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 
+#include "kernel/fair_balance.h"
 #include "kernel/pelt.h"
 #include "kernel/sched.h"
 
@@ -17,48 +18,12 @@ namespace {
 
 constexpr int kNrMigrate = 32;            // sysctl_sched_nr_migrate
 constexpr int kNrMigrateBreak = 32;       // SCHED_NR_MIGRATE_BREAK (8 only on PREEMPT_RT)
-constexpr int kNumaImbalanceMin = 2;      // NUMA_IMBALANCE_MIN
 constexpr double kCapacityScale = 1024;   // SCHED_CAPACITY_SCALE
 // imbalanced_active_balance() (migrate_task after cache_nice_tries + 2 failures) is implemented but
 // off: with the ILB and the stopper acting at the model's instants it splits request/reply pairs
 // that share a CPU (FUSE ring thread and fio) every few tens of ms, which the published FUSE
 // figures do not show. docs/model.md.
 constexpr bool kImbalancedActiveBalance = false;
-
-// enum group_type, in the kernel's order (a larger value is busier).
-enum class GroupType : uint8_t { has_spare, fully_busy, misfit_task, smt_balance, asym_packing, imbalanced, overloaded };
-
-// struct sg_lb_stats (plus the sched_group facts the balancer reads).
-struct SgStats {
-    double avg_load = 0, group_load = 0, group_capacity = 0, group_util = 0, group_runnable = 0;
-    double misfit_task_load = 0, min_capacity = 0, max_capacity = 0;
-    int sum_nr_running = 0, sum_h_nr_running = 0, idle_cpus = 0, group_weight = 0, cores = 0;
-    bool smt_balance = false, smt_group = false;
-    GroupType type = GroupType::has_spare;
-};
-
-// group_is_overloaded()
-bool group_is_overloaded(int pct, const SgStats& s) {
-    if (s.sum_nr_running <= s.group_weight) return false;
-    if (s.group_capacity * 100 < s.group_util * pct) return true;
-    return s.group_capacity * pct < s.group_runnable * 100;
-}
-
-// group_has_capacity()
-bool group_has_capacity(int pct, const SgStats& s) {
-    if (s.sum_nr_running < s.group_weight) return true;
-    if (s.group_capacity * pct < s.group_runnable * 100) return false;
-    return s.group_capacity * 100 > s.group_util * pct;
-}
-
-// group_classify(): no group_imbalanced (no LBF_SOME_PINNED feedback) and no asym_packing.
-GroupType group_classify(int pct, const SgStats& s) {
-    if (group_is_overloaded(pct, s)) return GroupType::overloaded;
-    if (s.smt_balance) return GroupType::smt_balance;
-    if (s.misfit_task_load > 0) return GroupType::misfit_task;
-    if (!group_has_capacity(pct, s)) return GroupType::fully_busy;
-    return GroupType::has_spare;
-}
 
 // capacity_greater(): more than ~5% larger.
 bool capacity_greater(double a, double b) { return a * 1024 > b * 1078; }

@@ -6,8 +6,10 @@
 // events only for the explained select_task_rq call.
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <limits>
 
+#include "kernel/fair_balance.h"
 #include "kernel/sched.h"
 
 namespace wakesim {
@@ -121,8 +123,87 @@ int Scheduler::wake_affine(int sd_level, const Task& p, const Task* waker, int t
     return ev.cpu;
 }
 
+// sched_balance_find_dst_group(): the least busy group of D other than the local one (the first),
+// by group type, then idle CPUs and utilisation (a group with spare capacity) or average load (a
+// busy one); -1 when the task should stay in the local group. update_sg_wakeup_stats() with a
+// forked task, which is on no runqueue: its "_without" values are the plain ones.
+int Scheduler::sched_balance_find_dst_group(const Task& p, const SchedDomain& D) const {
+    const bool asym = D.flags & SD_ASYM_CPUCAPACITY;
+    auto stats = [&](const CpuSet& span) {
+        SgStats s;
+        if (asym) s.misfit_task_load = 1;  // assume p fits no CPU of the group
+        for (int c = span.first(); c >= 0; c = span.next(c + 1)) {
+            const Rq& r = rq_of(c);
+            s.group_load += cpu_load(c);
+            s.group_util += cpu_util(c);
+            s.group_runnable += cpu_runnable(c);
+            s.sum_h_nr_running += r.nr_running - r.nr_delayed;
+            s.sum_nr_running += r.nr_running;
+            if (r.nr_running == 0 && available_idle_cpu(c)) ++s.idle_cpus;
+            s.group_capacity += capacity_of(c);
+            s.max_capacity = std::max<double>(s.max_capacity, capacity_of(c));
+            if (asym && s.misfit_task_load > 0 && task_fits_cpu(p, c)) s.misfit_task_load = 0;
+        }
+        s.group_weight = span.count();
+        s.type = group_classify(D.imbalance_pct, s);
+        if (s.type == GroupType::fully_busy || s.type == GroupType::overloaded)
+            s.avg_load = s.group_load * 1024.0 / s.group_capacity;
+        return s;
+    };
+    // update_pick_idlest()
+    auto idler = [](const SgStats& s, const SgStats& idlest) {
+        if (s.type != idlest.type) return s.type < idlest.type;
+        switch (s.type) {
+            case GroupType::overloaded:
+            case GroupType::fully_busy: return s.avg_load < idlest.avg_load;
+            case GroupType::misfit_task: return s.max_capacity > idlest.max_capacity;
+            case GroupType::has_spare:
+                return s.idle_cpus > idlest.idle_cpus || (s.idle_cpus == idlest.idle_cpus && s.group_util < idlest.group_util);
+            default: return false;  // not used in the slow wakeup path
+        }
+    };
+    int idlest_g = -1;
+    SgStats idlest;
+    idlest.type = GroupType::overloaded;
+    idlest.avg_load = std::numeric_limits<double>::max();
+    for (size_t gi = 1; gi < D.groups.size(); ++gi) {
+        if (!D.groups[gi].intersects(p.allowed)) continue;
+        const SgStats s = stats(D.groups[gi]);
+        if (idler(s, idlest)) {
+            idlest_g = static_cast<int>(gi);
+            idlest = s;
+        }
+    }
+    if (idlest_g < 0) return -1;
+    const CpuSet& local_span = D.groups.front();
+    if (!local_span.intersects(p.allowed)) return idlest_g;
+    const SgStats local = stats(local_span);
+    if (local.type != idlest.type) return local.type > idlest.type ? idlest_g : -1;
+    switch (local.type) {
+        case GroupType::overloaded:
+        case GroupType::fully_busy: {
+            const double imbalance = 1024.0 * (D.imbalance_pct - 100) / 100;
+            if ((D.flags & SD_NUMA) && idlest.avg_load + imbalance >= local.avg_load) return -1;
+            if (idlest.avg_load >= local.avg_load + imbalance) return -1;
+            if (100 * local.avg_load <= D.imbalance_pct * idlest.avg_load) return -1;
+            return idlest_g;
+        }
+        case GroupType::has_spare:
+            // A NUMA level keeps a new task near its parent while the local node runs few tasks
+            // (adjust_numa_imbalance(), "sched/numa: Allow a floating imbalance between NUMA
+            // nodes", Gorman, 2022); the periodic balancer spreads it if it has to.
+            if (D.flags & SD_NUMA) {
+                const int imb_numa_nr = std::min(D.imb_numa_nr, (local_span & p.allowed).count());
+                const int imbalance = std::abs(local.idle_cpus - idlest.idle_cpus);
+                if (local.sum_nr_running + 1 <= imb_numa_nr && imbalance <= kNumaImbalanceMin) return -1;
+            }
+            return local.idle_cpus >= idlest.idle_cpus ? -1 : idlest_g;
+        default: return -1;  // misfit and the rest: not in the slow wakeup path
+    }
+}
+
 // sched_balance_find_dst_cpu(): fork/exec placement, descending from the highest domain with the
-// flag: the group with the most idle CPUs (then the least utilisation), then its idlest CPU.
+// flag: the least busy group (sched_balance_find_dst_group()), then its idlest CPU.
 int Scheduler::sched_balance_find_dst_cpu(const Task& p, int cpu, int prev, uint32_t sd_flag) {
     const auto& levels0 = sd_.of(cpu).levels;
     int top = -1;
@@ -134,43 +215,8 @@ int Scheduler::sched_balance_find_dst_cpu(const Task& p, int cpu, int prev, uint
     for (int level = top; level >= 0; --level) {
         const auto& D = sd_.of(cpu).levels[static_cast<size_t>(level)];
         if (!(D.flags & sd_flag)) continue;
-        // sched_balance_find_dst_group()
-        struct Stats {
-            int idle = 0;
-            double util = 0;
-            int nr = 0;
-        };
-        auto stats = [&](const CpuSet& g) {
-            Stats s;
-            const CpuSet a = g & p.allowed;
-            for (int c = a.first(); c >= 0; c = a.next(c + 1)) {
-                s.idle += available_idle_cpu(c) ? 1 : 0;
-                s.util += cpu_util(c);
-                s.nr += nr_running(c);
-            }
-            return s;
-        };
-        const Stats local = stats(D.groups.front());
-        int best_g = -1;
-        Stats best{};
-        for (size_t gi = 1; gi < D.groups.size(); ++gi) {
-            if (!D.groups[gi].intersects(p.allowed)) continue;
-            Stats s = stats(D.groups[gi]);
-            if (best_g < 0 || s.idle > best.idle || (s.idle == best.idle && s.util < best.util)) {
-                best_g = static_cast<int>(gi);
-                best = s;
-            }
-        }
+        const int best_g = sched_balance_find_dst_group(p, D);
         if (best_g < 0) continue;
-        // group_has_spare on a NUMA level: keep a new task near its parent while the local node runs
-        // few tasks (allow_numa_imbalance, "sched/numa: Allow a floating imbalance between NUMA
-        // nodes", Gorman, 2022); the periodic balancer spreads it if it has to.
-        if ((D.flags & SD_NUMA) && local.idle > 0) {
-            const int imb = std::min(D.imb_numa_nr, (D.groups.front() & p.allowed).count());
-            if (local.nr + 1 <= imb) continue;
-        }
-        const bool move = best.idle > local.idle || (best.idle == local.idle && best.idle == 0 && best.nr < local.nr);
-        if (!move) continue;
         // sched_balance_find_dst_group_cpu(): the idle CPU in the shallowest idle state (the most
         // recently idled among equals), else the least loaded.
         const CpuSet g = D.groups[static_cast<size_t>(best_g)] & p.allowed;
@@ -197,7 +243,7 @@ int Scheduler::sched_balance_find_dst_cpu(const Task& p, int cpu, int prev, uint
                 }
                 have_idle = true;
             } else if (!have_idle) {
-                const double l = cpu_load(c) + nr_running(c) * 1024.0;
+                const double l = cpu_load(c);
                 if (pick < 0 || l < least) {
                     pick = c;
                     least = l;

@@ -185,6 +185,8 @@ public:
     int wake_affine(int sd_level, const Task& p, const Task* waker, int this_cpu, int prev, bool sync);
     // sched_balance_find_dst_cpu(): fork/exec placement from `cpu`'s domains with sd_flag.
     int sched_balance_find_dst_cpu(const Task& p, int cpu, int prev, uint32_t sd_flag);
+    // sched_balance_find_dst_group(): the index of D's group to move a forked task to, -1 to stay.
+    int sched_balance_find_dst_group(const Task& p, const SchedDomain& D) const;
     // select_idle_core(): whether core_cpu's core is fully idle. Counts the threads looked at in
     // `probes`, remembers the first idle (or SCHED_IDLE) thread in `cpus` as idle_cpu, and takes
     // the core's threads out of `remaining` when it is not idle.

@@ -546,7 +546,7 @@ json cross_node(int distance, bool busy_node1 = false) {
     const std::string hogs = busy_node1 ? "," + hog("h2", 2) + "," + hog("h3", 3) : "";
     return doc(R"({"machine": {"topology": {"name": "2node", "packages": 2, "cores_per_cluster": 2,
                                             "node_distance": [[10, )" + d + "], [" + d + R"(, 10]]},
-                               "profile": {"base": "kvm-2vcpu"}},
+                               "profile": {"base": "xeon-2s-16c32t"}},
       "workload": {"kind": "program", "parent_cpu": 2,
         "channels": {"ch": {"wake": {"flags": ["WF_SYNC"]}}},
         "tasks": [
@@ -806,9 +806,10 @@ TEST_CASE("Row 20: with no idle core an idle SMT sibling of prev is picked befor
     // returns the first idle thread (5); P1 then keeps CPU5 busy. P2 (prev 0) is woken next: the
     // hint is clear, so select_idle_smt returns prev's sibling 1, where the scan from the target
     // (4) would have returned 7. (P2 forks first, on CPU0; P1 forks on CPU0 or, if P2 has not
-    // blocked yet, on the next idle core's CPU2: a hog runs on either at the wake.)
+    // blocked yet, on the next idle core's CPU2: a hog runs on either at the wake.) W's work runs
+    // at the start's low clock, so its second post comes after about 3.4 ms.
     const json d = doc(R"({"machine": {"topology": {"name": "smt", "cores_per_cluster": 4, "threads_per_core": 2},
-                                       "profile": {"base": "kvm-2vcpu"}},
+                                       "profile": {"base": "xeon-2s-16c32t"}},
       "workload": {"kind": "program",
         "channels": {"c1": {"wake": {"flags": ["WF_SYNC"]}}, "c2": {"wake": {"flags": ["WF_SYNC"]}}},
         "tasks": [
@@ -816,7 +817,7 @@ TEST_CASE("Row 20: with no idle core an idle SMT sibling of prev is picked befor
           {"name": "P1", "program": [{"wait": "c1"}, {"loop": 0, "do": [{"run": "1ms"}]}]},
           {"name": "W", "cpus": "4", "program": [{"run": "1ms"}, {"post": "c1"}, {"run": "1ms"}, {"post": "c2"}, {"run": "5us"}]},)" +
                        hog("h0", 0) + "," + hog("h2", 2) + "," + hog("h6", 6) + R"(]},
-      "policies": ["plain"], "run": {"duration": "3ms"}})");
+      "policies": ["plain"], "run": {"duration": "5ms"}})");
     const Outcome w1 = simulate(d, "", 1);
     const int p1_prev = w1.prev();
     CHECK((p1_prev == 0 || p1_prev == 2));
@@ -1039,4 +1040,55 @@ TEST_CASE("Fork placement takes the idle CPU in the shallowest idle state before
         if (sim.sched.task(i).comm == "child") child = &sim.sched.task(i);
     REQUIRE(child != nullptr);
     CHECK(sim.sched.sched_balance_find_dst_cpu(*child, 0, 0, SD_BALANCE_FORK) == 1);
+}
+
+namespace {
+
+// The forked task `child` (asleep) of a run advanced to `at`: where sched_balance_find_dst_cpu()
+// would place it, forked from CPU 0.
+int fork_target(const json& d, Time at) {
+    testutil::FuseSim sim(d);
+    sim.engine.run_until(at);
+    for (int i = 0; i < sim.sched.nr_tasks(); ++i)
+        if (sim.sched.task(i).comm == "child") return sim.sched.sched_balance_find_dst_cpu(sim.sched.task(i), 0, 0, SD_BALANCE_FORK);
+    return -2;
+}
+
+}  // namespace
+
+TEST_CASE("With every CPU busy, a fork goes to the group with the lowest average load, not the one running fewer tasks",
+          "[wake_path][fork]") {
+    // sched_balance_find_dst_group(): two LLCs of two CPUs. LLC 0 (the parent's) runs three nice-0
+    // hogs, LLC 1 four nice-19 hogs: both groups overloaded, and LLC 1's average load is a
+    // fiftieth of LLC 0's, so the child goes there although it runs more tasks.
+    auto nice19 = [](const std::string& name, int cpu) {
+        return R"({"name": ")" + name + R"(", "cpus": ")" + std::to_string(cpu) +
+               R"(", "nice": 19, "program": [{"loop": 0, "do": [{"run": "1ms"}]}]})";
+    };
+    const json d = doc(R"({"machine": {"topology": {"name": "2llc", "llcs_per_node": 2, "cores_per_cluster": 2}, "profile": {"base": "xeon-2s-16c32t"}},
+      "workload": {"kind": "program", "tasks": [)" + hog("a1", 0) + "," + hog("a2", 0) + "," + hog("a3", 1) + "," +
+                       nice19("b1", 2) + "," + nice19("b2", 2) + "," + nice19("b3", 3) + "," + nice19("b4", 3) + R"(,
+        {"name": "child", "program": [{"sleep": "10s"}]}]},
+      "policies": ["plain"], "run": {"seeds": [1]}})");
+    const int cpu = fork_target(d, 200 * kNsPerMs);
+    CHECK((cpu == 2 || cpu == 3));
+}
+
+TEST_CASE("On big.LITTLE a task whose uclamp_min no little CPU meets is forked onto a big one (group_misfit_task)",
+          "[wake_path][fork][asym]") {
+    // bl-4-3-1, every CPU idle: the little cluster, the parent's, has the most idle CPUs, but a
+    // task boosted to 512 fits none of its capacity-160 CPUs, so the fork balancer classifies it
+    // group_misfit_task and takes the idlest group the task fits: the big cluster. Unboosted,
+    // the child stays on the littles.
+    auto child_in = [](const std::string& uclamp) {
+        return doc(R"({"machine": "bl-4-3-1", "groups": {"top-app": {"uclamp_min": )" + uclamp + R"(}},
+          "workload": {"kind": "program", "tasks": [{"name": "child", "group": "top-app", "program": [{"sleep": "10s"}]}]},
+          "policies": ["plain"], "run": {"seeds": [1]}})");
+    };
+    const int boosted = fork_target(child_in("512"), 50 * kNsPerMs);
+    CHECK(boosted >= 4);
+    CHECK(boosted <= 6);
+    const int plain = fork_target(child_in("0"), 50 * kNsPerMs);
+    CHECK(plain >= 0);
+    CHECK(plain <= 3);
 }
