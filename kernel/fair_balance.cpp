@@ -143,9 +143,6 @@ int Scheduler::detach_tasks(LbEnv& env) {
     return detached;
 }
 
-// cpu_runnable(): the runqueue's runnable_avg (1024 per runnable task whatever its weight).
-double Scheduler::cpu_runnable(int cpu) const { return rq_of(cpu).pelt.runnable_avg; }
-
 // update_idle_cpu_scan(): SIS_UTIL's scan depth from the LLC's average utilisation.
 void Scheduler::update_idle_cpu_scan(int cpu, int level) {
     const SchedDomain& D = sd_.of(cpu).levels[static_cast<size_t>(level)];

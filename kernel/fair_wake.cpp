@@ -133,6 +133,7 @@ int Scheduler::sched_balance_find_dst_group(const Task& p, const SchedDomain& D)
         SgStats s;
         if (asym) s.misfit_task_load = 1;  // assume p fits no CPU of the group
         for (int c = span.first(); c >= 0; c = span.next(c + 1)) {
+            ++s.group_weight;
             const Rq& r = rq_of(c);
             s.group_load += cpu_load(c);
             s.group_util += cpu_util(c);
@@ -144,7 +145,6 @@ int Scheduler::sched_balance_find_dst_group(const Task& p, const SchedDomain& D)
             s.max_capacity = std::max<double>(s.max_capacity, capacity_of(c));
             if (asym && s.misfit_task_load > 0 && task_fits_cpu(p, c)) s.misfit_task_load = 0;
         }
-        s.group_weight = span.count();
         s.type = group_classify(D.imbalance_pct, s);
         if (s.type == GroupType::fully_busy || s.type == GroupType::overloaded)
             s.avg_load = s.group_load * 1024.0 / s.group_capacity;

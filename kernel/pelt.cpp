@@ -170,15 +170,10 @@ void Scheduler::update_blocked_averages(int cpu) {
     cpufreq_update_util(cpu);  // sched_balance_update_blocked_averages(): if decayed
 }
 
-// cpu_util_cfs() = cpu_util(cpu, NULL, -1, 0): util_avg raised, with UTIL_EST, to the runnable
-// tasks' util_est (a task just woken counts in full at once); capped at the CPU's capacity. The
-// load balancer's group statistics, SIS_UTIL's scan depth and cpu_overutilized() read it.
-double Scheduler::cpu_util(int cpu) const {
-    double u = rq_of(cpu).pelt.util_avg;
-    if (cfg_.features.on(Feat::UTIL_EST)) u = std::max(u, rq_of(cpu).util_est);
-    return std::min<double>(u, capacity_of(cpu));
-}
-
+// cpu_util_cfs() = cpu_util(cpu, NULL, -1, 0), inline in kernel/sched.h: util_avg raised, with
+// UTIL_EST, to the runnable tasks' util_est (a task just woken counts in full at once); capped at
+// the CPU's capacity. The load balancer's group statistics, fork placement, SIS_UTIL's scan depth
+// and cpu_overutilized() read it.
 // cpu_util_cfs_boost() = cpu_util(cpu, NULL, -1, 1), schedutil's input (sugov_get_util()):
 // util_avg raised to runnable_avg ("runnable boosting": tasks waiting on the CPU ask for a higher
 // clock) and, with UTIL_EST, to the enqueued tasks' util_est; capped at the CPU's capacity.
@@ -187,10 +182,6 @@ double Scheduler::cpu_util_cfs_boost(int cpu) const {
     double u = std::max(s.util_avg, s.runnable_avg);
     if (cfg_.features.on(Feat::UTIL_EST)) u = std::max(u, rq_of(cpu).util_est);
     return std::min<double>(u, capacity_of(cpu));
-}
-
-double Scheduler::cpu_load(int cpu) const {
-    return rq_of(cpu).pelt.load_avg;
 }
 
 // The task's signals as an update now would leave them (a copy: the task is not touched).

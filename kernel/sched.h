@@ -143,9 +143,14 @@ public:
     bool usable(int cpu) const { return idle_mask_.test(cpu) || sched_idle_mask_.test(cpu); }
     const CpuSet& idle_mask() const { return idle_mask_; }
     const CpuSet& sched_idle_mask() const { return sched_idle_mask_; }
-    double cpu_util(int cpu) const;         // cpu_util_cfs(): max(util_avg, util_est), 0..capacity
+    // cpu_util_cfs(): max(util_avg, util_est), 0..capacity.
+    double cpu_util(int cpu) const {
+        double u = rq_of(cpu).pelt.util_avg;
+        if (cfg_.features.on(Feat::UTIL_EST)) u = std::max(u, rq_of(cpu).util_est);
+        return std::min<double>(u, capacity_of(cpu));
+    }
     double cpu_util_cfs_boost(int cpu) const;  // schedutil's input: max(util_avg, runnable_avg, util_est)
-    double cpu_load(int cpu) const;         // PELT load_avg of the CPU
+    double cpu_load(int cpu) const { return rq_of(cpu).pelt.load_avg; }  // PELT load_avg of the CPU
     double task_util(const Task& t) const;  // max(util_avg, util_est)
     Pelt task_pelt_now(const Task& t) const;
     double task_load(const Task& t) const;
@@ -431,7 +436,8 @@ private:
     bool can_migrate_task(const Task& t, LbEnv& env) const;
     void move_task(Task& t, int src, int dst, MigrationCause cause);
     int detach_tasks(LbEnv& env);
-    double cpu_runnable(int cpu) const;
+    // cpu_runnable(): the runqueue's runnable_avg (1024 per runnable task whatever its weight).
+    double cpu_runnable(int cpu) const { return rq_of(cpu).pelt.runnable_avg; }
     void update_idle_cpu_scan(int cpu, int level);
     bool should_we_balance(int cpu, int level, CpuIdle idle) const;
     int sched_balance_find_src_group(LbEnv& env);
