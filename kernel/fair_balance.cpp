@@ -199,15 +199,8 @@ int Scheduler::sched_balance_find_src_group(LbEnv& env) {
         for (int c = g.first(); c >= 0; c = g.next(c + 1)) {
             ++n;
             const Rq& r = rq_of(c);
-            s.group_load += cpu_load(c);
-            s.group_util += cpu_util(c);
-            s.group_runnable += cpu_runnable(c);
-            s.sum_h_nr_running += r.nr_running - r.nr_delayed;
-            s.sum_nr_running += r.nr_running;
-            if (r.nr_running == 0 && available_idle_cpu(c)) ++s.idle_cpus;
-            s.group_capacity += capacity_of(c);
+            sg_account_cpu(s, c);
             s.min_capacity = std::min<double>(s.min_capacity, capacity_of(c));
-            s.max_capacity = std::max<double>(s.max_capacity, capacity_of(c));
             const int first_sibling = topo_.smt_list(c).front();  // the lowest: the list is in order
             if (first_sibling == c || !g.test(first_sibling)) ++s.cores;
             // update_misfit_status(): the running task does not fit its CPU.

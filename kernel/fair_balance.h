@@ -1,7 +1,11 @@
-// struct sg_lb_stats and group_classify() (kernel/sched/fair.c), shared by the load balancer's
-// sched_balance_find_src_group() and fork placement's sched_balance_find_dst_group().
+// struct sg_lb_stats, group_classify() and a CPU's part of the statistics (kernel/sched/fair.c),
+// shared by the load balancer's sched_balance_find_src_group() and fork placement's
+// sched_balance_find_dst_group().
 #pragma once
+#include <algorithm>
 #include <cstdint>
+
+#include "kernel/sched.h"
 
 namespace wakesim {
 
@@ -40,6 +44,20 @@ inline GroupType group_classify(int pct, const SgStats& s) {
     if (s.misfit_task_load > 0) return GroupType::misfit_task;
     if (!group_has_capacity(pct, s)) return GroupType::fully_busy;
     return GroupType::has_spare;
+}
+
+// A CPU's part of a group's statistics, inline: fork placement and the balancer add it for
+// every CPU of every group they look at.
+inline void Scheduler::sg_account_cpu(SgStats& s, int cpu) const {
+    const Rq& r = rq_of(cpu);
+    s.group_load += cpu_load(cpu);
+    s.group_util += cpu_util(cpu);
+    s.group_runnable += cpu_runnable(cpu);
+    s.sum_h_nr_running += r.nr_running - r.nr_delayed;
+    s.sum_nr_running += r.nr_running;
+    if (r.nr_running == 0 && available_idle_cpu(cpu)) ++s.idle_cpus;
+    s.group_capacity += capacity_of(cpu);
+    s.max_capacity = std::max<double>(s.max_capacity, capacity_of(cpu));
 }
 
 }  // namespace wakesim

@@ -134,15 +134,7 @@ int Scheduler::sched_balance_find_dst_group(const Task& p, const SchedDomain& D)
         if (asym) s.misfit_task_load = 1;  // assume p fits no CPU of the group
         for (int c = span.first(); c >= 0; c = span.next(c + 1)) {
             ++s.group_weight;
-            const Rq& r = rq_of(c);
-            s.group_load += cpu_load(c);
-            s.group_util += cpu_util(c);
-            s.group_runnable += cpu_runnable(c);
-            s.sum_h_nr_running += r.nr_running - r.nr_delayed;
-            s.sum_nr_running += r.nr_running;
-            if (r.nr_running == 0 && available_idle_cpu(c)) ++s.idle_cpus;
-            s.group_capacity += capacity_of(c);
-            s.max_capacity = std::max<double>(s.max_capacity, capacity_of(c));
+            sg_account_cpu(s, c);
             if (asym && s.misfit_task_load > 0 && task_fits_cpu(p, c)) s.misfit_task_load = 0;
         }
         s.type = group_classify(D.imbalance_pct, s);

@@ -33,6 +33,8 @@
 
 namespace wakesim {
 
+struct SgStats;
+
 struct TaskSpec {
     std::string comm;
     CpuSet allowed;  // empty = all CPUs
@@ -192,6 +194,9 @@ public:
     int sched_balance_find_dst_cpu(const Task& p, int cpu, int prev, uint32_t sd_flag);
     // sched_balance_find_dst_group(): the index of D's group to move a forked task to, -1 to stay.
     int sched_balance_find_dst_group(const Task& p, const SchedDomain& D) const;
+    // One CPU's part of a group's statistics, as update_sg_lb_stats() and update_sg_wakeup_stats()
+    // both add it: load, utilisation, runnable, task counts, idleness, capacity.
+    void sg_account_cpu(SgStats& s, int cpu) const;
     // select_idle_core(): whether core_cpu's core is fully idle. Counts the threads looked at in
     // `probes`, remembers the first idle (or SCHED_IDLE) thread in `cpus` as idle_cpu, and takes
     // the core's threads out of `remaining` when it is not idle.
