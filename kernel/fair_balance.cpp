@@ -18,7 +18,6 @@ namespace {
 
 constexpr int kNrMigrate = 32;            // sysctl_sched_nr_migrate
 constexpr int kNrMigrateBreak = 32;       // SCHED_NR_MIGRATE_BREAK (8 only on PREEMPT_RT)
-constexpr double kCapacityScale = 1024;   // SCHED_CAPACITY_SCALE
 // imbalanced_active_balance() (migrate_task after cache_nice_tries + 2 failures) is implemented but
 // off: with the ILB and the stopper acting at the model's instants it splits request/reply pairs
 // that share a CPU (FUSE ring thread and fio) every few tens of ms, which the published FUSE

@@ -9,7 +9,8 @@
 
 namespace wakesim {
 
-constexpr int kNumaImbalanceMin = 2;  // NUMA_IMBALANCE_MIN
+constexpr int kNumaImbalanceMin = 2;     // NUMA_IMBALANCE_MIN
+constexpr double kCapacityScale = 1024;  // SCHED_CAPACITY_SCALE
 
 // enum group_type, in the kernel's order (a larger value is busier).
 enum class GroupType : uint8_t { has_spare, fully_busy, misfit_task, smt_balance, asym_packing, imbalanced, overloaded };

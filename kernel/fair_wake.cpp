@@ -139,7 +139,7 @@ int Scheduler::sched_balance_find_dst_group(const Task& p, const SchedDomain& D)
         }
         s.type = group_classify(D.imbalance_pct, s);
         if (s.type == GroupType::fully_busy || s.type == GroupType::overloaded)
-            s.avg_load = s.group_load * 1024.0 / s.group_capacity;
+            s.avg_load = s.group_load * kCapacityScale / s.group_capacity;
         return s;
     };
     // update_pick_idlest()
@@ -174,7 +174,7 @@ int Scheduler::sched_balance_find_dst_group(const Task& p, const SchedDomain& D)
     switch (local.type) {
         case GroupType::overloaded:
         case GroupType::fully_busy: {
-            const double imbalance = 1024.0 * (D.imbalance_pct - 100) / 100;
+            const double imbalance = 1024 * (D.imbalance_pct - 100) / 100;  // NICE_0_LOAD's share, integer as in fair.c
             if ((D.flags & SD_NUMA) && idlest.avg_load + imbalance >= local.avg_load) return -1;
             if (idlest.avg_load >= local.avg_load + imbalance) return -1;
             if (100 * local.avg_load <= D.imbalance_pct * idlest.avg_load) return -1;
