@@ -553,14 +553,19 @@ void Scheduler::check_invariants() const {
         // while its runqueue here has tasks (or, delayed, with none left), the load weights summed.
         auto check_cfs = [&](const CfsRq& q) {
             uint64_t w = 0;
+            Int128 vw = 0;
             for (const SchedEntity* e : q.queue) {
                 if (!e->on_rq) throw std::logic_error("an entity off the queue is on cpu" + std::to_string(c) + "'s runqueue");
+                if (e->queued_on != &q) throw std::logic_error("an entity queued elsewhere than it says on cpu" + std::to_string(c));
                 w += e->weight;
+                vw += static_cast<Int128>(e->weight) * e->vruntime;
                 if (e->my_q && q.se) throw std::logic_error("a group entity below the root on cpu" + std::to_string(c));
                 if (!e->my_q && static_cast<const Task*>(e)->group != q.group)
                     throw std::logic_error("task " + static_cast<const Task*>(e)->comm + " on another group's runqueue");
             }
             if (q.se && w != q.load_weight) throw std::logic_error("load weight mismatch on cpu" + std::to_string(c));
+            if (static_cast<int64_t>(w) != q.w_sum || vw != q.vw_sum)
+                throw std::logic_error("the runqueue's vruntime sums disagree with its entities on cpu" + std::to_string(c));
         };
         check_cfs(rq.cfs);
         size_t group_tasks = 0;

@@ -13,7 +13,7 @@ namespace wakesim {
 
 namespace {
 
-__extension__ typedef __int128 i128;  // weighted vruntime sums overflow 64 bits
+using i128 = Int128;
 
 // The weighted vruntime sum of a runqueue, relative to its first entity (avg_vruntime()).
 struct VSum {
@@ -30,22 +30,21 @@ struct VSum {
     }
 };
 
-VSum vsum(const std::vector<SchedEntity*>& queue) {
+// sum(w_i (v_i - base)) = sum(w_i v_i) - base sum(w_i): the runqueue's sums give it at once.
+VSum vsum(const CfsRq& cfs) {
     VSum v;
-    if (queue.empty()) return v;
-    v.base = queue.front()->vruntime;
-    for (const SchedEntity* e : queue) {
-        v.sum += static_cast<i128>(e->vruntime - v.base) * e->weight;
-        v.w += e->weight;
-    }
+    if (cfs.queue.empty()) return v;
+    v.base = cfs.queue.front()->vruntime;
+    v.sum = cfs.vw_sum - static_cast<i128>(cfs.w_sum) * v.base;
+    v.w = cfs.w_sum;
     return v;
 }
 
 }  // namespace
 
-int64_t Scheduler::avg_vruntime(const CfsRq& cfs) const { return cfs.queue.empty() ? 0 : vsum(cfs.queue).avg(); }
+int64_t Scheduler::avg_vruntime(const CfsRq& cfs) const { return cfs.queue.empty() ? 0 : vsum(cfs).avg(); }
 
-bool Scheduler::entity_eligible(const CfsRq& cfs, const SchedEntity& se) const { return vsum(cfs.queue).eligible(se); }
+bool Scheduler::entity_eligible(const CfsRq& cfs, const SchedEntity& se) const { return vsum(cfs).eligible(se); }
 
 SchedEntity* Scheduler::curr_on(const Rq& rq, const CfsRq& cfs) const {
     const Task* t = rq.curr;
@@ -63,7 +62,7 @@ SchedEntity* Scheduler::curr_on(const Rq& rq, const CfsRq& cfs) const {
 SchedEntity* Scheduler::pick_eevdf(CfsRq& cfs, bool protect, const Rq& rq) {
     if (cfs.queue.empty()) return nullptr;
     if (cfs.queue.size() == 1) return cfs.queue.front();
-    const VSum v = vsum(cfs.queue);
+    const VSum v = vsum(cfs);
     auto eligible = [&](const SchedEntity* e) { return v.eligible(*e); };
     // PICK_BUDDY: the next buddy, when eligible, goes first (latency, not fairness).
     if (cfs.next && cfg_.features.on(Feat::PICK_BUDDY) && eligible(cfs.next)) return cfs.next;
@@ -94,7 +93,7 @@ void Scheduler::update_curr(int cpu) {
     if (delta > 0) {
         t->exec_start = now;
         t->sum_exec += delta;
-        t->vruntime += calc_delta_fair(delta, *t);
+        advance_vruntime(*t, calc_delta_fair(delta, *t));
     }
     // update_deadline(), then a new pick when the slice or the protection is used up, per level
     // (nr_queued counts delayed entities); such a level also stops favouring its running entity
@@ -104,7 +103,7 @@ void Scheduler::update_curr(int cpu) {
     if (resched) clear_buddies(cpu, cfs, *t);
     if (cfs.se && cfs.se->on_rq) {
         SchedEntity& g = *cfs.se;
-        if (delta > 0) g.vruntime += calc_delta_fair(delta, g);
+        if (delta > 0) advance_vruntime(g, calc_delta_fair(delta, g));
         if (update_deadline(g, rq.cfs)) {
             resched = true;
             clear_buddies(cpu, rq.cfs, g);
@@ -118,8 +117,7 @@ void Scheduler::place_entity(CfsRq& cfs, SchedEntity& se, bool initial) {
     int64_t V = cfs.queue.empty() ? se.vruntime : avg_vruntime(cfs);
     int64_t lag = 0;
     if (cfg_.features.on(Feat::PLACE_LAG) && !cfs.queue.empty()) {
-        int64_t W = 0;
-        for (const SchedEntity* e : cfs.queue) W += e->weight;
+        const int64_t W = cfs.w_sum;
         lag = static_cast<int64_t>(static_cast<i128>(se.vlag) * (W + se.weight) / W);
     }
     if (cfs.queue.empty()) {
@@ -151,7 +149,7 @@ void Scheduler::enqueue(int cpu, Task& t, bool initial) {
     if (t.group >= 0) pelt_apply_removed(cpu, t.group);  // update_load_avg() of its group's runqueue
     CfsRq& cfs = cfs_of(t, cpu);
     place_entity(cfs, t, initial);
-    cfs.queue.push_back(&t);
+    queue_add(cfs, t);
     t.cfs_seq = ++cfs_seq_;  // account_entity_enqueue(): list_add at the head of cfs_tasks
     t.on_rq = true;
     ++rq.nr_running;
@@ -225,7 +223,7 @@ void Scheduler::enqueue_group_se(int cpu, CfsRq& gq) {
         g.slice = slice;
         update_cfs_group(cpu, gq);  // reweight_entity() off the queue: the kept lag scaled too
         place_entity(root, g, false);
-        root.queue.push_back(&g);
+        queue_add(root, g);
         g.on_rq = true;
         return;
     }
@@ -287,11 +285,17 @@ void Scheduler::update_cfs_group(int cpu, CfsRq& gq) {
     g.vlag = lag * static_cast<int64_t>(g.weight) / static_cast<int64_t>(w);
     const int64_t deadline = rel_deadline * static_cast<int64_t>(g.weight) / static_cast<int64_t>(w);
     const int64_t prot = rel_prot * static_cast<int64_t>(g.weight) / static_cast<int64_t>(w);
+    if (running) {  // it stays in the sums, at its new weight
+        root.vw_sum += (static_cast<i128>(w) - g.weight) * g.vruntime;
+        root.w_sum += static_cast<int64_t>(w) - static_cast<int64_t>(g.weight);
+    }
     g.weight = w;
+    const int64_t before = g.vruntime;
     place_entity(root, g, false);
+    if (running) root.vw_sum += static_cast<i128>(w) * (g.vruntime - before);
     g.deadline = g.vruntime + deadline;
     g.vprot = g.vruntime + prot;
-    if (!running) root.queue.push_back(&g);
+    if (!running) queue_add(root, g);
 }
 
 // update_curr() of the CPU an entity joins or leaves, unless that entity is its running task
@@ -310,7 +314,11 @@ int64_t Scheduler::entity_lag(const CfsRq& cfs, const SchedEntity& se) const {
 // __dequeue_entity(): out of the queue (and so out of V).
 void Scheduler::queue_erase(CfsRq& cfs, const SchedEntity& se) {
     auto it = std::find(cfs.queue.begin(), cfs.queue.end(), &se);
-    if (it != cfs.queue.end()) cfs.queue.erase(it);
+    if (it == cfs.queue.end()) return;
+    cfs.queue.erase(it);
+    const_cast<SchedEntity&>(se).queued_on = nullptr;
+    cfs.vw_sum -= static_cast<i128>(se.weight) * se.vruntime;
+    cfs.w_sum -= se.weight;
 }
 
 // requeue_delayed_entity(): a delayed sleeper woken while still queued. With DELAY_ZERO, one
@@ -323,7 +331,7 @@ void Scheduler::requeue_delayed_entity(CfsRq& cfs, SchedEntity& se) {
             se.vlag = 0;
             queue_erase(cfs, se);  // V without it
             place_entity(cfs, se, false);
-            cfs.queue.push_back(&se);
+            queue_add(cfs, se);
         }
     }
     se.sched_delayed = false;

@@ -383,6 +383,18 @@ private:
     void update_curr_around(int cpu, const Task& t);
     int64_t entity_lag(const CfsRq& cfs, const SchedEntity& se) const;
     static void queue_erase(CfsRq& cfs, const SchedEntity& se);
+    // __enqueue_entity(): into the queue and its sums.
+    static void queue_add(CfsRq& cfs, SchedEntity& se) {
+        cfs.queue.push_back(&se);
+        se.queued_on = &cfs;
+        cfs.vw_sum += static_cast<Int128>(se.weight) * se.vruntime;
+        cfs.w_sum += se.weight;
+    }
+    // An entity runs `dv` of virtual time (update_curr()); the sums of its queue follow.
+    static void advance_vruntime(SchedEntity& se, int64_t dv) {
+        se.vruntime += dv;
+        if (se.queued_on) se.queued_on->vw_sum += static_cast<Int128>(se.weight) * dv;
+    }
     int64_t calc_delta_fair(int64_t delta, const SchedEntity& se) const { return delta * 1024 / se.weight; }
     // Every task queued on the CPU (the root's and its groups', delayed ones included), in no
     // particular order.

@@ -62,6 +62,8 @@ struct PeltRemoved {
 
 struct CfsRq;
 
+__extension__ typedef __int128 Int128;  // weighted vruntime sums overflow 64 bits
+
 // struct sched_entity: what EEVDF orders on one runqueue. A task is one; a task group (an
 // autogroup, or a cgroup with the cpu controller: CONFIG_FAIR_GROUP_SCHED) has one per CPU in the
 // root runqueue, whose my_q is the group's own runqueue on that CPU.
@@ -76,11 +78,17 @@ struct SchedEntity {
     bool sched_delayed = false;
     bool rel_deadline = false;  // deadline holds deadline - vruntime (PLACE_REL_DEADLINE)
     CfsRq* my_q = nullptr;  // a group's entity: its runqueue on this CPU; nullptr: a task
+    CfsRq* queued_on = nullptr;  // the runqueue whose queue (and sums) hold it; nullptr: none
 };
 
 // struct cfs_rq: the EEVDF queue of a CPU (the root) or of a task group on that CPU.
 struct CfsRq {
     std::vector<SchedEntity*> queue;  // every on_rq entity, curr included, delayed included
+    // Over `queue`: the sum of weight x vruntime and of the weights, kept as entities join, leave,
+    // run and are reweighted, so that V and eligibility need no walk (cfs_rq->avg_vruntime and
+    // avg_load, here relative to 0: the sums are exact integers).
+    Int128 vw_sum = 0;
+    int64_t w_sum = 0;
     SchedEntity* next = nullptr;      // cfs_rq->next: set by NEXT_BUDDY, honoured by PICK_BUDDY
     SchedEntity* se = nullptr;        // the group's entity in the root (nullptr: this is the root)
     int group = -1;                   // the task group (-1: the root)
