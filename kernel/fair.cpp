@@ -312,11 +312,11 @@ int64_t Scheduler::entity_lag(const CfsRq& cfs, const SchedEntity& se) const {
 }
 
 // __dequeue_entity(): out of the queue (and so out of V).
-void Scheduler::queue_erase(CfsRq& cfs, const SchedEntity& se) {
+void Scheduler::queue_erase(CfsRq& cfs, SchedEntity& se) {
     auto it = std::find(cfs.queue.begin(), cfs.queue.end(), &se);
     if (it == cfs.queue.end()) return;
     cfs.queue.erase(it);
-    const_cast<SchedEntity&>(se).queued_on = nullptr;
+    se.queued_on = nullptr;
     cfs.vw_sum -= static_cast<i128>(se.weight) * se.vruntime;
     cfs.w_sum -= se.weight;
 }

@@ -382,7 +382,7 @@ private:
     void requeue_delayed_entity(CfsRq& cfs, SchedEntity& se);
     void update_curr_around(int cpu, const Task& t);
     int64_t entity_lag(const CfsRq& cfs, const SchedEntity& se) const;
-    static void queue_erase(CfsRq& cfs, const SchedEntity& se);
+    static void queue_erase(CfsRq& cfs, SchedEntity& se);
     // __enqueue_entity(): into the queue and its sums.
     static void queue_add(CfsRq& cfs, SchedEntity& se) {
         cfs.queue.push_back(&se);
