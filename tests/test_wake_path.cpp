@@ -546,7 +546,7 @@ json cross_node(int distance, bool busy_node1 = false) {
     const std::string hogs = busy_node1 ? "," + hog("h2", 2) + "," + hog("h3", 3) : "";
     return doc(R"({"machine": {"topology": {"name": "2node", "packages": 2, "cores_per_cluster": 2,
                                             "node_distance": [[10, )" + d + "], [" + d + R"(, 10]]},
-                               "profile": {"base": "xeon-2s-16c32t"}},
+                               "profile": {"base": "kvm-2vcpu"}},
       "workload": {"kind": "program", "parent_cpu": 2,
         "channels": {"ch": {"wake": {"flags": ["WF_SYNC"]}}},
         "tasks": [
@@ -806,10 +806,9 @@ TEST_CASE("Row 20: with no idle core an idle SMT sibling of prev is picked befor
     // returns the first idle thread (5); P1 then keeps CPU5 busy. P2 (prev 0) is woken next: the
     // hint is clear, so select_idle_smt returns prev's sibling 1, where the scan from the target
     // (4) would have returned 7. (P2 forks first, on CPU0; P1 forks on CPU0 or, if P2 has not
-    // blocked yet, on the next idle core's CPU2: a hog runs on either at the wake.) W's work runs
-    // at the start's low clock, so its second post comes after about 3.4 ms.
+    // blocked yet, on the next idle core's CPU2: a hog runs on either at the wake.)
     const json d = doc(R"({"machine": {"topology": {"name": "smt", "cores_per_cluster": 4, "threads_per_core": 2},
-                                       "profile": {"base": "xeon-2s-16c32t"}},
+                                       "profile": {"base": "kvm-2vcpu"}},
       "workload": {"kind": "program",
         "channels": {"c1": {"wake": {"flags": ["WF_SYNC"]}}, "c2": {"wake": {"flags": ["WF_SYNC"]}}},
         "tasks": [
@@ -817,7 +816,7 @@ TEST_CASE("Row 20: with no idle core an idle SMT sibling of prev is picked befor
           {"name": "P1", "program": [{"wait": "c1"}, {"loop": 0, "do": [{"run": "1ms"}]}]},
           {"name": "W", "cpus": "4", "program": [{"run": "1ms"}, {"post": "c1"}, {"run": "1ms"}, {"post": "c2"}, {"run": "5us"}]},)" +
                        hog("h0", 0) + "," + hog("h2", 2) + "," + hog("h6", 6) + R"(]},
-      "policies": ["plain"], "run": {"duration": "5ms"}})");
+      "policies": ["plain"], "run": {"duration": "3ms"}})");
     const Outcome w1 = simulate(d, "", 1);
     const int p1_prev = w1.prev();
     CHECK((p1_prev == 0 || p1_prev == 2));
