@@ -129,11 +129,19 @@ int Scheduler::wake_affine(int sd_level, const Task& p, const Task* waker, int t
 // forked task, which is on no runqueue: its "_without" values are the plain ones.
 int Scheduler::sched_balance_find_dst_group(const Task& p, const SchedDomain& D) const {
     const bool asym = D.flags & SD_ASYM_CPUCAPACITY;
+    const bool all_allowed = p.allowed.contains(D.span);
     auto stats = [&](const CpuSet& span) {
         SgStats s;
         if (asym) s.misfit_task_load = 1;  // assume p fits no CPU of the group
         for (int c = span.first(); c >= 0; c = span.next(c + 1)) {
             ++s.group_weight;
+            // Only p's CPUs count ("sched/fair: Only update stats for allowed CPUs when looking
+            // for dst group", Adam Li, 6.19); the capacity and weight stay the whole group's.
+            if (!all_allowed && !p.allowed.test(c)) {
+                s.group_capacity += capacity_of(c);
+                s.max_capacity = std::max<double>(s.max_capacity, capacity_of(c));
+                continue;
+            }
             sg_account_cpu(s, c);
             if (asym && s.misfit_task_load > 0 && task_fits_cpu(p, c)) s.misfit_task_load = 0;
         }
@@ -190,7 +198,9 @@ int Scheduler::sched_balance_find_dst_group(const Task& p, const SchedDomain& D)
                 if (local.sum_nr_running + 1 <= imb_numa_nr && imbalance <= kNumaImbalanceMin) return -1;
             }
             return local.idle_cpus >= idlest.idle_cpus ? -1 : idlest_g;
-        default: return -1;  // misfit and the rest: not in the slow wakeup path
+        case GroupType::misfit_task:  // the group with the highest max capacity
+            return local.max_capacity >= idlest.max_capacity ? -1 : idlest_g;
+        default: return -1;  // not in the slow wakeup path
     }
 }
 
@@ -204,11 +214,17 @@ int Scheduler::sched_balance_find_dst_cpu(const Task& p, int cpu, int prev, uint
     if (top < 0) return p.allowed.test(prev) ? prev : p.allowed.first();
     if (!levels0[static_cast<size_t>(top)].span.intersects(p.allowed)) return prev;
     int new_cpu = cpu;
-    for (int level = top; level >= 0; --level) {
+    for (int level = top; level >= 0;) {
         const auto& D = sd_.of(cpu).levels[static_cast<size_t>(level)];
-        if (!(D.flags & sd_flag)) continue;
+        if (!(D.flags & sd_flag)) {
+            --level;
+            continue;
+        }
         const int best_g = sched_balance_find_dst_group(p, D);
-        if (best_g < 0) continue;
+        if (best_g < 0) {
+            --level;
+            continue;
+        }
         // sched_balance_find_dst_group_cpu(): the idle CPU in the shallowest idle state (the most
         // recently idled among equals), else the least loaded.
         const CpuSet g = D.groups[static_cast<size_t>(best_g)] & p.allowed;
@@ -242,9 +258,19 @@ int Scheduler::sched_balance_find_dst_cpu(const Task& p, int cpu, int prev, uint
                 }
             }
         }
-        if (pick < 0 || pick == cpu) continue;
+        if (pick < 0 || pick == cpu) {
+            --level;
+            continue;
+        }
+        // On down from the new CPU's highest flagged domain narrower than D: CPUs of a
+        // big.LITTLE machine can have different levels (a cluster level or none).
+        const int weight = D.span_weight();
         cpu = pick;
         new_cpu = pick;
+        const auto& levels = sd_.of(cpu).levels;
+        level = -1;
+        for (size_t i = 0; i < levels.size() && levels[i].span_weight() < weight; ++i)
+            if (levels[i].flags & sd_flag) level = static_cast<int>(i);
     }
     if (!p.allowed.test(new_cpu)) new_cpu = p.allowed.first();
     return new_cpu;

@@ -1091,3 +1091,68 @@ TEST_CASE("On big.LITTLE a task whose uclamp_min no little CPU meets is forked o
     CHECK(plain >= 0);
     CHECK(plain <= 3);
 }
+
+TEST_CASE("Fork placement counts only the CPUs the child may use: idle CPUs it cannot run on do not draw it",
+          "[wake_path][fork][affinity]") {
+    // update_sg_wakeup_stats() since "sched/fair: Only update stats for allowed CPUs when looking
+    // for dst group" (Adam Li, 6.19): two LLCs of three CPUs. Hogs run on CPUs 0 and 1 (the
+    // parent's LLC, one idle CPU left, 2) and on CPU 3; the child may run on CPUs 0-3 only. LLC 1
+    // has two idle CPUs, 4 and 5, but not for the child: counted, they drew it onto busy CPU 3.
+    const json d = doc(R"({"machine": {"topology": {"name": "2llc3", "llcs_per_node": 2, "cores_per_cluster": 3}, "profile": {"base": "xeon-2s-16c32t"}},
+      "workload": {"kind": "program", "tasks": [)" + hog("a0", 0) + "," + hog("a1", 1) + "," + hog("b3", 3) + R"(,
+        {"name": "child", "cpus": "0-3", "program": [{"sleep": "10s"}]}]},
+      "policies": ["plain"], "run": {"seeds": [1]}})");
+    CHECK(fork_target(d, 50 * kNsPerMs) == 2);
+}
+
+TEST_CASE("On big.LITTLE a child that fits only the busy big CPU goes to the mid cluster, the larger of two misfit groups",
+          "[wake_path][fork][asym]") {
+    // bl-4-3-1: two hogs overload the big CPU 7; a child boosted to uclamp_min 900 fits no little
+    // (160) and no mid (768) CPU, so the littles (the parent's group) and the mids are both
+    // group_misfit_task. sched_balance_find_dst_group() then takes the group of higher max
+    // capacity: the mids (staying on the littles was the model's old answer).
+    const json d = doc(R"({"machine": "bl-4-3-1", "groups": {"top-app": {"uclamp_min": 900}},
+      "workload": {"kind": "program", "tasks": [)" + hog("big1", 7) + "," + hog("big2", 7) + R"(,
+        {"name": "child", "group": "top-app", "program": [{"sleep": "10s"}]}]},
+      "policies": ["plain"], "run": {"seeds": [1]}})");
+    const int cpu = fork_target(d, 50 * kNsPerMs);
+    CHECK(cpu >= 4);
+    CHECK(cpu <= 6);
+}
+
+TEST_CASE("Fork placement descends from the new CPU's own domains, which can be more than the parent's",
+          "[wake_path][fork][topology]") {
+    // Two nodes: node 0 has two SMT cores (SMT, MC and NUMA domains), node 1 two plain cores (MC,
+    // NUMA). Hogs fill node 1 and CPU 0; CPU 1 idled last (its task ran longer than those of
+    // CPUs 2 and 3). A fork from CPU 4 moves at the NUMA level to node 0, onto its most recently
+    // idled CPU, 1, and goes on from that CPU's next narrower domain, MC, as
+    // sched_balance_find_dst_cpu() walks for_each_domain(new_cpu) by span weight: there the idle
+    // core (CPUs 2 and 3) wins over CPU 1's, whose sibling runs a hog. Counting levels from the
+    // parent's side went on at CPU 1's SMT level and left the child beside the hog.
+    const json d = doc(R"({"machine": {"topology": {"name": "uneven", "cpus": [
+          {"id": 0, "core": 0, "cluster": 0, "llc": 0, "package": 0, "node": 0},
+          {"id": 1, "core": 0, "cluster": 0, "llc": 0, "package": 0, "node": 0},
+          {"id": 2, "core": 1, "cluster": 0, "llc": 0, "package": 0, "node": 0},
+          {"id": 3, "core": 1, "cluster": 0, "llc": 0, "package": 0, "node": 0},
+          {"id": 4, "core": 2, "cluster": 1, "llc": 1, "package": 1, "node": 1},
+          {"id": 5, "core": 3, "cluster": 2, "llc": 1, "package": 1, "node": 1}],
+          "node_distance": [[10, 20], [20, 10]]}, "profile": {"base": "xeon-2s-16c32t"}},
+      "workload": {"kind": "program", "tasks": [)" + hog("h0", 0) + "," + hog("h4", 4) + "," + hog("h5", 5) + R"(,
+        {"name": "late", "cpus": "1", "program": [{"run": "20ms"}, {"sleep": "10s"}]},
+        {"name": "early2", "cpus": "2", "program": [{"run": "1ms"}, {"sleep": "10s"}]},
+        {"name": "early3", "cpus": "3", "program": [{"run": "1ms"}, {"sleep": "10s"}]},
+        {"name": "child", "program": [{"sleep": "10s"}]}]},
+      "policies": ["plain"], "run": {"seeds": [1]}})");
+    testutil::FuseSim sim(d);
+    const auto& dom = sim.sched.domains();
+    REQUIRE(dom.of(1).levels.size() == 3);
+    REQUIRE(dom.of(4).levels.size() == 2);
+    sim.engine.run_until(50 * kNsPerMs);
+    REQUIRE(sim.sched.available_idle_cpu(1));
+    const Task* child = nullptr;
+    for (int i = 0; i < sim.sched.nr_tasks(); ++i)
+        if (sim.sched.task(i).comm == "child") child = &sim.sched.task(i);
+    REQUIRE(child != nullptr);
+    const int cpu = sim.sched.sched_balance_find_dst_cpu(*child, 4, 4, SD_BALANCE_FORK);
+    CHECK((cpu == 2 || cpu == 3));
+}
