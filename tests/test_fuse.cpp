@@ -114,6 +114,19 @@ TEST_CASE("/dev/fuse: with max_idle_threads surplus idle workers exit and are st
     CHECK(churn.m.get(Metric::usec_per_op) > keep.m.get(Metric::usec_per_op));
 }
 
+TEST_CASE("/dev/fuse: with max_idle_threads 0 the last worker stays (fuse_do_work keeps numworker above 0)",
+          "[fuse][dev][pool]") {
+    // One worker allowed and none to idle: libfuse exits a surplus idle worker only while another
+    // remains, so the single worker serves every read; without that guard it exited after its
+    // first reply and the job waited for ever.
+    const FuseRun r = run_fuse(fio_doc("xeon-2s-16c32t", R"(, "max_threads": 1, "max_idle_threads": 0)"));
+    CHECK(r.stats.worker_exits == 0);
+    CHECK(r.workers == 1);
+    CHECK(r.ops > 0);
+    CHECK(r.stats.completed == r.stats.sent);
+    CHECK(r.all_exited);
+}
+
 TEST_CASE("/dev/fuse: libfuse's teardown watchdog polls the device, so each request wakes it too", "[fuse][dev]") {
     const FuseRun r = run_fuse(fio_doc("xeon-2s-16c32t", R"(, "teardown_watchdog": true)"));
     // One stream: a submission that finds the watchdog asleep in poll wakes it too, one extra wake

@@ -540,9 +540,9 @@ Action FuseConn::worker(int self, int task_id, uint8_t& phase) {
                 // onto this CPU waits for the return to user space (the next step).
                 if (c.writev_return > 0) return Action::RunInSyscall(c.writev_return);
                 [[fallthrough]];
-            case 4:  // back in fuse_do_work: numavail++, and a surplus idle worker exits
+            case 4:  // back in fuse_do_work: numavail++, and a surplus idle worker exits (never the last)
                 ++numavail_;
-                if (def_->max_idle_threads >= 0 && numavail_ > def_->max_idle_threads) {
+                if (def_->max_idle_threads >= 0 && numavail_ > def_->max_idle_threads && numworker_ > 1) {
                     --numavail_;
                     --numworker_;
                     ++stats_.worker_exits;
