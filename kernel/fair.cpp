@@ -22,7 +22,9 @@ struct VSum {
     int64_t w = 0;
     // vruntime <= V  <=>  (v - base) * W <= sum(w_i (v_i - base))
     bool eligible(const SchedEntity& e) const { return w == 0 || static_cast<i128>(e.vruntime - base) * w <= sum; }
-    // A 64-bit division when the sum fits (the same quotient; the 128-bit one is a library call).
+    // Rounded down, as avg_vruntime() does ("sign flips effective floor / ceiling"), so that an
+    // entity placed at V without lag is eligible; floor(sum / W) + base = floor(sum(w_i v_i) / W)
+    // for any base. A 64-bit division when the sum fits (the 128-bit one is a library call).
     int64_t avg() const {
         if (w == 0) return base;
         if (sum >= INT64_MIN && sum <= INT64_MAX) return base + static_cast<int64_t>(sum) / w;
@@ -66,16 +68,18 @@ SchedEntity* Scheduler::pick_eevdf(CfsRq& cfs, bool protect, const Rq& rq) {
     auto eligible = [&](const SchedEntity* e) { return v.eligible(*e); };
     // PICK_BUDDY: the next buddy, when eligible, goes first (latency, not fairness).
     if (cfs.next && cfg_.features.on(Feat::PICK_BUDDY) && eligible(cfs.next)) return cfs.next;
-    SchedEntity* curr = curr_on(rq, cfs);
-    if (curr && !eligible(curr)) curr = nullptr;
+    SchedEntity* const running = curr_on(rq, cfs);
+    SchedEntity* curr = running && eligible(running) ? running : nullptr;
     if (curr && protect && curr->vruntime < curr->vprot) return curr;
+    // The tree's earliest eligible deadline, the first queued among equals; the running entity is
+    // not in the tree (set_next_entity() took it out) and wins only with an earlier deadline.
     SchedEntity* best = nullptr;
     for (SchedEntity* e : cfs.queue)
-        if (eligible(e) && (!best || e->deadline < best->deadline)) best = e;
-    if (!best)  // rounding can leave none eligible: take the smallest vruntime
+        if (e != running && eligible(e) && (!best || e->deadline < best->deadline)) best = e;
+    if (!best || (curr && curr->deadline < best->deadline)) best = curr;
+    if (!best)  // (V rounds down, so the entity of least vruntime is always eligible)
         for (SchedEntity* e : cfs.queue)
             if (!best || e->vruntime < best->vruntime) best = e;
-    if (curr && curr->deadline < best->deadline) best = curr;
     return best;
 }
 
@@ -90,11 +94,10 @@ void Scheduler::update_curr(int cpu) {
     if (!t || rq.switching) return;
     const Time now = engine_.now();
     const int64_t delta = now - t->exec_start;
-    if (delta > 0) {
-        t->exec_start = now;
-        t->sum_exec += delta;
-        advance_vruntime(*t, calc_delta_fair(delta, *t));
-    }
+    if (delta <= 0) return;  // no time has passed: nothing to charge, no new pick asked for
+    t->exec_start = now;
+    t->sum_exec += delta;
+    advance_vruntime(*t, calc_delta_fair(delta, *t));
     // update_deadline(), then a new pick when the slice or the protection is used up, per level
     // (nr_queued counts delayed entities); such a level also stops favouring its running entity
     // (clear_buddies()). From another CPU (an enqueue or wakeup check there) resched_curr() is the IPI.
@@ -103,7 +106,7 @@ void Scheduler::update_curr(int cpu) {
     if (resched) clear_buddies(cpu, cfs, *t);
     if (cfs.se && cfs.se->on_rq) {
         SchedEntity& g = *cfs.se;
-        if (delta > 0) advance_vruntime(g, calc_delta_fair(delta, g));
+        advance_vruntime(g, calc_delta_fair(delta, g));
         if (update_deadline(g, rq.cfs)) {
             resched = true;
             clear_buddies(cpu, rq.cfs, g);
