@@ -337,9 +337,9 @@ int Scheduler::select_idle_cpu(const Task& p, int sd_cpu, bool has_idle_core, in
         const CpuSet cand = set & (idle_mask_ | sched_idle_mask_);
         int c = cand.empty() ? -1 : cand.next_wrap(start);
         const int total = set.count();
-        int pos;  // 1-based position of c in the wrap order
+        int pos;  // 1-based position of c in the wrap order; a fruitless pass probes all `total`
         if (c < 0)
-            pos = total + 1;
+            pos = total;
         else if (c >= start)
             pos = set.count_range(start, c + 1);
         else
@@ -355,13 +355,17 @@ int Scheduler::select_idle_cpu(const Task& p, int sd_cpu, bool has_idle_core, in
         nr -= pos;
         return c;
     };
-    if (sd_.cluster_active() && cd.levels.size() > 0) {
-        const CpuSet cl = topo_.cluster_span(target) & cpus;
+    // The LLC's own group first when it is target's cluster (sd_llc->groups has SD_CLUSTER): not
+    // where target's cluster level degenerated, as for a lone big CPU.
+    const auto llc = static_cast<size_t>(cd.sd_llc);
+    if (sd_.cluster_active() && llc > 0 && (cd.levels[llc - 1].flags & SD_CLUSTER)) {
+        const CpuSet& cluster = cd.levels[llc - 1].span;
+        const CpuSet cl = cluster & cpus;
         if (!(cl == cpus) && !cl.empty()) {
             int r = scan(cl, target + 1);
             if (r == -2) return -1;
             if (r >= 0) return r;
-            cpus -= topo_.cluster_span(target);
+            cpus -= cluster;
         }
     }
     int r = scan(cpus, target + 1 >= kMaxCpus ? 0 : target + 1);
@@ -408,8 +412,7 @@ int Scheduler::select_idle_sibling(Task& p, const Task* waker, int this_cpu, int
     // 2. prev, when idle and cache-affine.
     int prev_aff = -1;
     if (prev != target && topo_.shares_llc(prev, target) && usable(prev) && fits(prev)) {
-        if (!sd_.cluster_active() || topo_.cpu(prev).cluster == topo_.cpu(target).cluster)
-            return outcome(SelectOutcome::sis_prev, prev);
+        if (!sd_.cluster_active() || shares_resources(prev, target)) return outcome(SelectOutcome::sis_prev, prev);
         prev_aff = prev;
     } else if (explain_) {
         obs_->sis_prev({prev, prev == target                     ? PrevSkip::is_target
@@ -425,8 +428,7 @@ int Scheduler::select_idle_sibling(Task& p, const Task* waker, int this_cpu, int
     p.recent_used_cpu = prev;
     if (recent >= 0 && recent != prev && recent != target && topo_.shares_llc(recent, target) && usable(recent) &&
         p.allowed.test(recent) && fits(recent)) {
-        if (!sd_.cluster_active() || topo_.cpu(recent).cluster == topo_.cpu(target).cluster)
-            return outcome(SelectOutcome::sis_recent, recent);
+        if (!sd_.cluster_active() || shares_resources(recent, target)) return outcome(SelectOutcome::sis_recent, recent);
     } else {
         recent = -1;
     }

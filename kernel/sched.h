@@ -171,6 +171,8 @@ public:
     int nr_tasks() const { return static_cast<int>(tasks_.size()); }
     const Task* current(int cpu) const { return rqs_[static_cast<size_t>(cpu)].curr; }
     bool has_idle_cores(int cpu) const;
+    // cpus_share_resources(): the same sd_share_id (cluster, else LLC).
+    bool shares_resources(int a, int b) const { return sd_.of(a).sd_share_id == sd_.of(b).sd_share_id; }
     int nr_idle_scan(int cpu) const;
     uint64_t select_calls() const { return select_calls_; }
     // Test and scenario hooks.

@@ -1156,3 +1156,57 @@ TEST_CASE("Fork placement descends from the new CPU's own domains, which can be 
     const int cpu = sim.sched.sched_balance_find_dst_cpu(*child, 4, 4, SD_BALANCE_FORK);
     CHECK((cpu == 2 || cpu == 3));
 }
+
+TEST_CASE("An idle prev whose cluster level degenerated shares resources with the LLC's cluster (cpus_share_resources)",
+          "[wake_path][cluster]") {
+    // One LLC: CPUs 0-3 form a cluster, CPU 4 is a cluster of its own, so its cluster level
+    // degenerates and its sd_share_id is the LLC's, the same as the cluster's first CPU
+    // (bl-4-3-1's big CPU is such a CPU). W, pinned to CPU 1, wakes P with WF_SYNC: the target is
+    // CPU 1, busy, and P's prev, CPU 4, is idle. select_idle_sibling() returns prev, since
+    // cpus_share_resources(4, 1) holds; comparing the topology's cluster numbers deferred it and
+    // the cluster scan took idle CPU 0.
+    const json d = doc(R"({"machine": {"topology": {"name": "lone", "cpus": [
+          {"id": 0, "core": 0, "cluster": 0, "llc": 0, "package": 0, "node": 0},
+          {"id": 1, "core": 1, "cluster": 0, "llc": 0, "package": 0, "node": 0},
+          {"id": 2, "core": 2, "cluster": 0, "llc": 0, "package": 0, "node": 0},
+          {"id": 3, "core": 3, "cluster": 0, "llc": 0, "package": 0, "node": 0},
+          {"id": 4, "core": 4, "cluster": 1, "llc": 0, "package": 0, "node": 0}]}, "profile": {"base": "xeon-2s-16c32t"}},
+      "workload": {"kind": "program", "parent_cpu": 4,
+        "channels": {"ch": {"wake": {"flags": ["WF_SYNC"]}}},
+        "tasks": [
+          {"name": "W", "cpus": "1", "program": [{"run": "50us"}, {"post": "ch"}, {"run": "5us"}]},
+          {"name": "P", "cpus": "0,1,4", "program": [{"wait": "ch"}, {"run": "10us"}]}]},
+      "policies": ["plain"]})");
+    const Outcome r = simulate(d, "", 1);
+    CHECK(r.outcome() == SelectOutcome::sis_prev);
+    CHECK(r.outcome_cpu() == 4);
+}
+
+TEST_CASE("SIS_UTIL: a fruitless pass over target's cluster spends one probe per CPU of the cluster", "[wake_path][cluster][sis]") {
+    // select_idle_cpu() on one LLC of two 4-CPU clusters, every CPU busy but 7, nr_idle_scan 8
+    // (nr 9): the cluster pass probes CPUs 1, 2, 3 and 0 (nr 9 -> 5), then the LLC scan probes 4, 5,
+    // 6 and finds 7 with its last probe. Charging the fruitless pass one probe more left the scan
+    // short of CPU 7.
+    std::string cpus;
+    for (int c = 0; c < 8; ++c)
+        cpus += std::string(c ? "," : "") + R"({"id": )" + std::to_string(c) + R"(, "core": )" + std::to_string(c) +
+                R"(, "cluster": )" + std::to_string(c / 4) + R"(, "llc": 0, "package": 0, "node": 0})";
+    std::string hogs;
+    for (int c = 0; c < 7; ++c) hogs += std::string(c ? "," : "") + hog("h" + std::to_string(c), c);
+    const json d = doc(R"({"machine": {"topology": {"name": "2x4", "cpus": [)" + cpus +
+                       R"(]}, "profile": {"base": "xeon-2s-16c32t"}},
+      "workload": {"kind": "program", "tasks": [)" + hogs + R"(, {"name": "P", "program": [{"sleep": "10s"}]}]},
+      "policies": ["plain"], "run": {"seeds": [1]}})");
+    testutil::FuseSim sim(d);
+    sim.engine.run_until(20 * kNsPerMs);
+    REQUIRE(sim.sched.available_idle_cpu(7));
+    for (int c = 0; c < 7; ++c) REQUIRE_FALSE(sim.sched.available_idle_cpu(c));
+    const Task* p = nullptr;
+    for (int i = 0; i < sim.sched.nr_tasks(); ++i)
+        if (sim.sched.task(i).comm == "P") p = &sim.sched.task(i);
+    REQUIRE(p != nullptr);
+    sim.sched.set_nr_idle_scan(0, 8);
+    int probes = 0;
+    CHECK(sim.sched.select_idle_cpu(*p, 0, false, 0, probes) == 7);
+    CHECK(probes == 8);
+}
