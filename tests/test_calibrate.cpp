@@ -120,7 +120,7 @@ TEST_CASE("calibrate says when two parameters only move together", "[calibrate]"
 // fio through FUSE on the 2-socket Xeon, short: /dev/fuse pays the server's read on a worker and two
 // cross-CPU wakes; io-uring with WF_CURRENT_CPU replies pays it with the ring thread's commit on
 // fio's own CPU.
-// Table A's setup (libfuse 3.17: one submit per reply, the WF_CURRENT_CPU wakee runs at once).
+// Table A's setup (libfuse's development branch before Dec 2025: one submit per reply, the WF_CURRENT_CPU wakee runs at once).
 std::string fuse_scenario(const char* server_read, const char* uring_commit) {
     return std::string(R"({
   "name": "calib-fuse",

@@ -167,7 +167,7 @@ TEST_CASE("io-uring: a requester pinned to CPU 3 uses queue 3, whose ring thread
 
 TEST_CASE("io-uring queue per core: plain reply wakes move the job between queues, "
           "fuse_wake_same_cpu keeps it with its ring thread", "[fuse][uring][fuse_wake_same_cpu]") {
-    // libfuse 3.17 (one submit per reply), as the patch was measured in Oct 2025.
+    // One submit per reply (libfuse's development branch before Dec 2025), as the patch was measured in Oct 2025.
     const std::string uring = R"(, "transport": "io_uring", "uring_reply_batch": false)";
     const FuseRun plain = run_fuse(fio_doc("xeon-2s-16c32t", uring));
     const FuseRun same = run_fuse(fio_doc("xeon-2s-16c32t", uring, "fuse_wake_same_cpu"));
@@ -488,7 +488,7 @@ TEST_CASE("fio 3.33's io_uring engine: a submit call per I/O, posted completions
 
 TEST_CASE("io-uring background requests on fio's own CPU: the ring thread competes with fio and fio "
           "migrates, cpu++ keeps fio in place and reads faster", "[fuse][bg][uring][fuse_bg_next_cpu]") {
-    // libfuse 3.17 (one submit per reply), as in the series' v3 (Oct 2025: 272 vs 760 MiB/s).
+    // One submit per reply (libfuse's development branch before Dec 2025), as in the series' v3 (Oct 2025: 272 vs 760 MiB/s).
     const std::string uring = R"(, "transport": "io_uring", "uring_reply_batch": false)";
     const FuseRun plain = run_fuse(bg_doc(uring));
     const FuseRun next = run_fuse(bg_doc(uring, "fuse_bg_next_cpu"));
@@ -650,7 +650,7 @@ TEST_CASE("FUSE background wake sites: sync hints stay off, fuse_wake_same_cpu s
 
 TEST_CASE("FUSE request latency splits into queueing, server and reply, WF_CURRENT_CPU shortens the reply",
           "[fuse][metrics]") {
-    // libfuse 3.17's one submit per reply, as the patch was measured (Oct 2025): the woken fio runs
+    // One submit per reply (libfuse's development branch before Dec 2025), as the patch was measured (Oct 2025): the woken fio runs
     // when the submit returns. (With libfuse 3.18's batching it waits for the ring thread's sleep.)
     const std::string uring = R"(, "transport": "io_uring", "uring_reply_batch": false)";
     // Steady state (schedutil settled), so that both run at the same frequency.

@@ -137,7 +137,8 @@ const ParamTable& fuse_conn_params() {
                  "at its next io_uring_enter, so the first requester is woken only when the whole batch has been "
                  "served (libfuse 3.18: \"fuse-io-uring: Add a lock around io_uring_submit / "
                  "io_uring_submit_and_wait\", Dec 2025, and \"fuse_uring: restore inline-reply batching\", Jun "
-                 "2026). false: libfuse 3.17, one io_uring_submit per reply"},
+                 "2026). false: one io_uring_submit per reply, as libfuse's development branch did before Dec 2025 "
+                 "(3.17 has no io-uring; 3.18.0 already batches)"},
         {.name = "uring_enter_tail", .type = ParamType::duration, .default_value = "1500ns", .min = 0,
          .max = kMaxTime, .help = "`io_uring`: the ring thread from the reply to its sleep in the CQ wait (estimate)"},
         {.name = "copy_per_kib", .type = ParamType::duration, .default_value = "80ns", .min = 0, .max = kMaxTime,
