@@ -319,6 +319,7 @@ TEST_CASE("fio: engines and options not modelled are one-line errors", "[fuse][i
     CHECK_THAT(error(R"(, "transport": "io_uring", "nr_queues": 64)"), Catch::Contains("one queue per CPU"));
     CHECK_THAT(error(R"(, "max_threads": 0)"), Catch::Contains("/workload/max_threads"));
     CHECK_THAT(error(R"(, "max_idle_threads": -2)"), Catch::Contains("/workload/max_idle_threads"));
+    CHECK_THAT(error(R"(, "transport": "io_uring", "uring_q_depth": 0)"), Catch::Contains("/workload/uring_q_depth"));
     CHECK_THAT(error(R"(, "teardown_watchdog": "yes")"), Catch::Contains("/workload/teardown_watchdog"));
     CHECK_THAT(error(R"(, "uring_iowait": 0)"), Catch::Contains("/workload/uring_iowait"));
     CHECK_THAT(error(R"(, "uring_reply_batch": "yes")"), Catch::Contains("/workload/uring_reply_batch"));
@@ -549,6 +550,23 @@ TEST_CASE("libfuse's reply batching: fio stacked on its ring thread's CPU at iod
     CHECK(sb.m.get(Metric::fuse_ring_batch_mean) == 1.0);  // batching finds one request at a time
     CHECK(n(sb, Metric::preemptions) < n(sb, Metric::ops) / 20);
     CHECK(n(ss, Metric::preemptions) > n(ss, Metric::ops) * 9 / 10);
+}
+
+TEST_CASE("io-uring: a round holds at most one request per ring entry (uring_q_depth, libfuse's default 8)",
+          "[fuse][bg][uring][batch]") {
+    // fio pinned beside its ring thread with 16 reads in flight submits all 16 before the ring
+    // thread runs. The kernel dispatches a request only to a free ring entry, so the ring thread
+    // finds at most 8 CQEs (libfuse's default queue depth), the others waiting in fuse_req_queue
+    // until the round's COMMIT_AND_FETCHes bind them; with 16 entries its rounds are twice as long.
+    const std::string pinned = R"(, "transport": "io_uring", "cpus": "3", "iodepth": 16)";
+    const Outcome d8 = simulate(bg_doc(pinned));
+    const Outcome d16 = simulate(bg_doc(pinned + R"(, "uring_q_depth": 16)"));
+    const Outcome d2 = simulate(bg_doc(pinned + R"(, "uring_q_depth": 2)"));
+    CHECK(d8.m.get(Metric::fuse_ring_batch_mean) <= 8.0);
+    CHECK(d8.m.get(Metric::fuse_ring_batch_mean) > 5.0);  // (fio refills between rounds: about 6)
+    CHECK(d16.m.get(Metric::fuse_ring_batch_mean) > 1.5 * d8.m.get(Metric::fuse_ring_batch_mean));
+    CHECK(d2.m.get(Metric::fuse_ring_batch_mean) <= 2.0);
+    for (const Outcome* o : {&d8, &d16, &d2}) CHECK(n(*o, Metric::ops) == 4000);
 }
 
 TEST_CASE("a ring thread's round of replies is one system call: under preempt=none the fio it wakes runs "

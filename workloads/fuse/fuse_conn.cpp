@@ -630,8 +630,10 @@ Action FuseConn::ring_thread(int self, int task_id, int q, uint8_t& phase) {
                     ring.sleeping = true;
                     return Action::BlockInSyscall();  // io_uring_enter's CQ wait, after its commits
                 }
-                // A round: the requests the ring thread takes before its next reply leaves.
-                const size_t round = def_->uring_reply_batch ? ring.pending.size : 1;
+                // A round: the requests the ring thread takes before its next reply leaves, at most
+                // one per ring entry (the others wait in fuse_req_queue for a COMMIT_AND_FETCH).
+                const size_t depth = static_cast<size_t>(def_->uring_q_depth);
+                const size_t round = def_->uring_reply_batch ? std::min(ring.pending.size, depth) : 1;
                 ++stats_.ring_rounds;
                 stats_.ring_requests += round;
                 if (round > 1) stats_.ring_batched += round;
@@ -650,7 +652,7 @@ Action FuseConn::ring_thread(int self, int task_id, int q, uint8_t& phase) {
                 // handled before the first reply leaves (fuse_uring_commit_sqe only queues the SQE),
                 // then io_uring_submit_and_wait sends them and waits: a round of one too.
                 int64_t cost = 0;
-                while (!ring.pending.empty()) {
+                for (size_t i = 0; i < round; ++i) {
                     const int r = ring.pending.pop();
                     taken(r);
                     cost += c.uring_task_work + touch(r) + reqs_[static_cast<size_t>(r)].work;

@@ -131,6 +131,11 @@ const ParamTable& fuse_conn_params() {
          .max = kMaxTime, .help = "`io_uring`: the ring thread's task work: request copy-in and CQE (estimate)"},
         {.name = "uring_commit", .type = ParamType::duration, .default_value = "800ns", .min = 0, .max = kMaxTime,
          .help = "`io_uring`: COMMIT_AND_FETCH up to fuse_request_end (estimate)"},
+        {.name = "uring_q_depth", .type = ParamType::integer, .default_value = "8", .min = 1, .max = 65536,
+         .help = "`io_uring`: ring entries per queue (libfuse's `-o io_uring_q_depth`, default 8): the kernel "
+                 "dispatches a request to the ring thread only on a free entry (fuse_uring_dispatch_ent); the rest "
+                 "wait in the queue's fuse_req_queue, and each COMMIT_AND_FETCH binds the next one to the entry it "
+                 "frees, so a round holds at most this many requests"},
         {.name = "uring_reply_batch", .type = ParamType::boolean, .default_value = "true",
          .help = "`io_uring`: the ring thread handles all the CQEs it finds (the requests dispatched to it since it "
                  "last looked) before it sends any reply; the batch's COMMIT_AND_FETCHes go to the kernel together "
@@ -211,6 +216,7 @@ FuseConnSpec read_fuse_conn(const JsonNode& obj, const ParamValues& p, const Top
     d.watchdog = p.boolean("teardown_watchdog");
     d.uring_iowait = p.boolean("uring_iowait");
     d.uring_reply_batch = p.boolean("uring_reply_batch");
+    d.uring_q_depth = static_cast<int>(p.integer("uring_q_depth"));
     d.max_background = static_cast<int>(p.integer("max_background"));
     d.congestion_threshold = static_cast<int>(p.integer("congestion_threshold"));
     FuseCosts& c = d.costs;
