@@ -563,8 +563,8 @@ TEST_CASE("io-uring: a round holds at most one request per ring entry (uring_q_d
     const Outcome d16 = simulate(bg_doc(pinned + R"(, "uring_q_depth": 16)"));
     const Outcome d2 = simulate(bg_doc(pinned + R"(, "uring_q_depth": 2)"));
     CHECK(d8.m.get(Metric::fuse_ring_batch_mean) <= 8.0);
-    CHECK(d8.m.get(Metric::fuse_ring_batch_mean) > 5.0);  // (fio refills between rounds: about 6)
-    CHECK(d16.m.get(Metric::fuse_ring_batch_mean) > 1.5 * d8.m.get(Metric::fuse_ring_batch_mean));
+    CHECK(d8.m.get(Metric::fuse_ring_batch_mean) > 5.0);
+    CHECK(d16.m.get(Metric::fuse_ring_batch_mean) > 1.3 * d8.m.get(Metric::fuse_ring_batch_mean));
     CHECK(d2.m.get(Metric::fuse_ring_batch_mean) <= 2.0);
     for (const Outcome* o : {&d8, &d16, &d2}) CHECK(n(*o, Metric::ops) == 4000);
 }
@@ -581,10 +581,12 @@ TEST_CASE("a ring thread's round of replies is one system call: under preempt=no
     // dispatch wake after it submits, once per round of four.
     CHECK(n(on, Metric::preemptions) <= 1001);
     CHECK(on.m.get(Metric::fuse_ring_batch_mean) == Approx(4.0));
-    // preempt=full: the first reply's wake switches to fio inside the call; fio then submits
-    // again before the ring thread has sent the rest, so rounds are shorter and switches many.
+    // preempt=full: a reply's wake switches to fio inside the call, about once per read; fio
+    // submits again while the ring thread is off the CPU, and those requests join the ring
+    // thread's next round (their task work runs at its next return from a system call), so the
+    // rounds keep their four, but every read costs switches.
     CHECK(n(of, Metric::preemptions) > 3 * n(on, Metric::preemptions));
-    CHECK(of.m.get(Metric::fuse_ring_batch_mean) < 3.5);
+    CHECK(n(of, Metric::preemptions) > n(of, Metric::ops) * 9 / 10);
     CHECK(of.m.get(Metric::usec_per_op) > 1.15 * on.m.get(Metric::usec_per_op));
 }
 

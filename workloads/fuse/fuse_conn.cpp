@@ -625,7 +625,7 @@ Action FuseConn::ring_thread(int self, int task_id, int q, uint8_t& phase) {
                 if (c.uring_enter_tail > 0) return Action::RunInSyscall(c.uring_enter_tail);
                 phase = 0;
                 break;
-            default:  // in io_uring_enter: run the task work of a dispatched request, or sleep
+            default: {  // in io_uring_enter: run the task work of a dispatched request, or sleep
                 if (ring.pending.empty()) {
                     ring.sleeping = true;
                     return Action::BlockInSyscall();  // io_uring_enter's CQ wait, after its commits
@@ -658,8 +658,33 @@ Action FuseConn::ring_thread(int self, int task_id, int q, uint8_t& phase) {
                     cost += c.uring_task_work + touch(r) + reqs_[static_cast<size_t>(r)].work;
                     ring.batch.push(r);
                 }
-                phase = 3;
+                phase = 6;
                 return Action::Run(cost);
+            }
+            case 6: {  // the round's CQEs handled; requests dispatched meanwhile join it
+                // libfuse's ring has no DEFER_TASKRUN: a request dispatched to the running ring
+                // thread is TWA_SIGNAL task work, run at its next return from a system call (the
+                // handlers' preads), and io_uring_for_each_cqe() re-reads the CQ tail, so it is
+                // handled in this round, on a free entry, before any reply leaves.
+                const size_t depth = static_cast<size_t>(def_->uring_q_depth);
+                const size_t room = depth > ring.batch.size ? depth - ring.batch.size : 0;
+                const size_t more = std::min(ring.pending.size, room);
+                if (more == 0) {
+                    phase = 3;
+                    break;
+                }
+                stats_.ring_requests += more;
+                stats_.ring_batched += more + (ring.batch.size == 1 ? 1 : 0);
+                if (Metrics* m = s_->metrics()) m->fuse.ring_requests += more;
+                int64_t cost = 0;
+                for (size_t i = 0; i < more; ++i) {
+                    const int r = ring.pending.pop();
+                    taken(r);
+                    cost += c.uring_task_work + touch(r) + reqs_[static_cast<size_t>(r)].work;
+                    ring.batch.push(r);
+                }
+                return Action::Run(cost);
+            }
         }
     }
 }
