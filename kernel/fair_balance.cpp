@@ -74,6 +74,8 @@ void Scheduler::move_task(Task& t, int src, int dst, MigrationCause cause) {
     enqueue(dst, t, false);
     t.state = TaskState::runnable;
     update_idle_state(dst);
+    // attach_task(): wakeup_preempt(rq, p, 0), as for a wakeup
+    if (rq_of(dst).curr && check_preempt_wakeup_fair(dst, t, 0)) resched_curr(dst);
 }
 
 // detach_tasks() + attach_tasks(): walk cfs_tasks from the tail (least recently enqueued or
