@@ -166,3 +166,52 @@ TEST_CASE("PLACE_REL_DEADLINE: a task the balancer moves keeps the rest of its s
     CHECK(partial > 0);  // some moved task had used part of its slice
     for (const auto& [left, in] : fresh) CHECK(in == vslice);
 }
+
+TEST_CASE("A task the balancer moves preempts the destination's task at once when it should run first "
+          "(attach_task -> wakeup_preempt)", "[balance][preempt]") {
+    // Two CPUs: h computes pinned to CPU 1; a, b and c fork from CPU 0 and stay there until CPU
+    // 1's periodic balance pulls one of them. attach_task() runs the wakeup-preemption check for
+    // it: placed with its lag, the pulled task leaves h ineligible, so h is preempted at the move,
+    // not at CPU 1's next tick (4 ms later at HZ=250, as before).
+    const Scenario sc = parse_scenario(nlohmann::json::parse(R"({"name": "attach",
+      "machine": {"topology": {"name": "flat2", "cores_per_cluster": 2}, "profile": {"base": "kvm-2vcpu"}},
+      "workload": {"kind": "program", "parent_cpu": 0, "tasks": [
+        {"name": "h", "cpus": "1", "program": [{"loop": 0, "do": [{"run": "1ms"}]}]},
+        {"name": "a", "program": [{"loop": 0, "do": [{"run": "1ms"}]}]},
+        {"name": "b", "program": [{"loop": 0, "do": [{"run": "1ms"}]}]},
+        {"name": "c", "program": [{"loop": 0, "do": [{"run": "1ms"}]}]}]},
+      "policies": ["plain"], "run": {"duration": "200ms"}})"),
+                                       "attach.json");
+    RunSpec spec = make_run_spec(sc, sc.cases[0], sc.policies[0], 1);
+    std::FILE* f = std::tmpfile();
+    REQUIRE(f);
+    spec.trace = f;
+    run_simulation(spec);
+    std::rewind(f);
+    std::string text;
+    char buf[4096];
+    for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, n);
+    std::fclose(f);
+    // The first migration onto CPU 1, and CPU 1's next switch.
+    std::vector<std::string> lines;
+    for (size_t at = 0, nl; (nl = text.find('\n', at)) != std::string::npos; at = nl + 1) lines.push_back(text.substr(at, nl - at));
+    auto stamp = [](const std::string& l) {  // the timestamp before ": <event>:"
+        const size_t colon = l.find(": sched_");
+        const size_t sp = l.rfind(' ', colon - 1);
+        return std::stod(l.substr(sp + 1, colon - sp - 1));
+    };
+    size_t mig = 0;
+    while (mig < lines.size() && lines[mig].find("sched_migrate_task:") == std::string::npos) ++mig;
+    REQUIRE(mig < lines.size());
+    REQUIRE(lines[mig].find("dest_cpu=1") != std::string::npos);
+    const size_t c0 = lines[mig].find("comm=") + 5;
+    const std::string moved = lines[mig].substr(c0, lines[mig].find(' ', c0) - c0);
+    size_t sw = mig + 1;
+    while (sw < lines.size() && !(lines[sw].find("[001]") != std::string::npos && lines[sw].find("sched_switch:") != std::string::npos)) ++sw;
+    REQUIRE(sw < lines.size());
+    INFO(lines[mig] << "\n" << lines[sw]);
+    CHECK(lines[sw].find("prev_comm=h ") != std::string::npos);
+    CHECK(lines[sw].find("prev_state=R") != std::string::npos);
+    CHECK(lines[sw].find("next_comm=" + moved + " ") != std::string::npos);
+    CHECK(stamp(lines[sw]) - stamp(lines[mig]) < 20e-6);
+}
