@@ -54,14 +54,20 @@ bool Scheduler::task_hot(const Task& t, const LbEnv& env) const {
 
 // can_migrate_task(). Delayed tasks stay (the kernel moves them in migrate_load only).
 bool Scheduler::can_migrate_task(const Task& t, LbEnv& env) const {
-    if (t.sched_delayed || t.per_cpu_kthread) return false;
+    if (t.sched_delayed) return false;
+    // Eligible tasks go first: an ineligible one (lag < 0, kept by place_entity() on the new CPU)
+    // waits until this domain has failed to balance (task_is_ineligible_on_dst_cpu()).
+    const int failed = rq_of(env.dst).dom[static_cast<size_t>(env.level)].nr_balance_failed;
+    if (failed == 0 && cfg_.features.on(Feat::PLACE_LAG) && !cfs_of(t, env.dst).queue.empty() &&
+        !entity_eligible(cfs_of(t, t.cpu), t))
+        return false;
+    if (t.per_cpu_kthread) return false;
     if (!t.allowed.test(env.dst) || t.migration_disabled) return false;
     env.all_pinned = false;  // a task that could run on dst_cpu
     if (t.state == TaskState::running) return false;  // task_on_cpu()
     if (t.state != TaskState::runnable) return false;
     if (env.active_lb) return true;
     const SchedDomain& D = sd_.of(env.dst).levels[static_cast<size_t>(env.level)];
-    const int failed = rq_of(env.dst).dom[static_cast<size_t>(env.level)].nr_balance_failed;
     return !task_hot(t, env) || failed > D.cache_nice_tries;
 }
 
