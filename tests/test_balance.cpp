@@ -10,6 +10,7 @@
 
 #include "fuse_test_util.h"
 #include "sim_test_util.h"
+#include "trace_test_util.h"
 
 using namespace wakesim;
 using namespace wakesim::testutil;
@@ -182,16 +183,7 @@ TEST_CASE("A task the balancer moves preempts the destination's task at once whe
         {"name": "c", "program": [{"loop": 0, "do": [{"run": "1ms"}]}]}]},
       "policies": ["plain"], "run": {"duration": "200ms"}})"),
                                        "attach.json");
-    RunSpec spec = make_run_spec(sc, sc.cases[0], sc.policies[0], 1);
-    std::FILE* f = std::tmpfile();
-    REQUIRE(f);
-    spec.trace = f;
-    run_simulation(spec);
-    std::rewind(f);
-    std::string text;
-    char buf[4096];
-    for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, n);
-    std::fclose(f);
+    const std::string text = tracetest::run_traced(make_run_spec(sc, sc.cases[0], sc.policies[0], 1));
     // The first migration onto CPU 1, and CPU 1's next switch.
     std::vector<std::string> lines;
     for (size_t at = 0, nl; (nl = text.find('\n', at)) != std::string::npos; at = nl + 1) lines.push_back(text.substr(at, nl - at));

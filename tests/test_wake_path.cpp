@@ -5,8 +5,10 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -1053,6 +1055,20 @@ int fork_target(const json& d, Time at) {
     return -2;
 }
 
+// The "cpus" list of a hand-built topology: {core, cluster, llc, node} per CPU in id order (the
+// package is the node).
+std::string cpus_json(std::initializer_list<std::array<int, 4>> cpus) {
+    std::string s;
+    int id = 0;
+    for (const auto& c : cpus) {
+        s += std::string(id ? ", " : "") + R"({"id": )" + std::to_string(id) + R"(, "core": )" + std::to_string(c[0]) +
+             R"(, "cluster": )" + std::to_string(c[1]) + R"(, "llc": )" + std::to_string(c[2]) + R"(, "package": )" +
+             std::to_string(c[3]) + R"(, "node": )" + std::to_string(c[3]) + "}";
+        ++id;
+    }
+    return "[" + s + "]";
+}
+
 }  // namespace
 
 TEST_CASE("With every CPU busy, a fork goes to the group with the lowest average load, not the one running fewer tasks",
@@ -1129,13 +1145,8 @@ TEST_CASE("Fork placement descends from the new CPU's own domains, which can be 
     // sched_balance_find_dst_cpu() walks for_each_domain(new_cpu) by span weight: there the idle
     // core (CPUs 2 and 3) wins over CPU 1's, whose sibling runs a hog. Counting levels from the
     // parent's side went on at CPU 1's SMT level and left the child beside the hog.
-    const json d = doc(R"({"machine": {"topology": {"name": "uneven", "cpus": [
-          {"id": 0, "core": 0, "cluster": 0, "llc": 0, "package": 0, "node": 0},
-          {"id": 1, "core": 0, "cluster": 0, "llc": 0, "package": 0, "node": 0},
-          {"id": 2, "core": 1, "cluster": 0, "llc": 0, "package": 0, "node": 0},
-          {"id": 3, "core": 1, "cluster": 0, "llc": 0, "package": 0, "node": 0},
-          {"id": 4, "core": 2, "cluster": 1, "llc": 1, "package": 1, "node": 1},
-          {"id": 5, "core": 3, "cluster": 2, "llc": 1, "package": 1, "node": 1}],
+    const std::string cpus = cpus_json({{0, 0, 0, 0}, {0, 0, 0, 0}, {1, 0, 0, 0}, {1, 0, 0, 0}, {2, 1, 1, 1}, {3, 2, 1, 1}});
+    const json d = doc(R"({"machine": {"topology": {"name": "uneven", "cpus": )" + cpus + R"(,
           "node_distance": [[10, 20], [20, 10]]}, "profile": {"base": "xeon-2s-16c32t"}},
       "workload": {"kind": "program", "tasks": [)" + hog("h0", 0) + "," + hog("h4", 4) + "," + hog("h5", 5) + R"(,
         {"name": "late", "cpus": "1", "program": [{"run": "20ms"}, {"sleep": "10s"}]},
@@ -1165,12 +1176,9 @@ TEST_CASE("An idle prev whose cluster level degenerated shares resources with th
     // CPU 1, busy, and P's prev, CPU 4, is idle. select_idle_sibling() returns prev, since
     // cpus_share_resources(4, 1) holds; comparing the topology's cluster numbers deferred it and
     // the cluster scan took idle CPU 0.
-    const json d = doc(R"({"machine": {"topology": {"name": "lone", "cpus": [
-          {"id": 0, "core": 0, "cluster": 0, "llc": 0, "package": 0, "node": 0},
-          {"id": 1, "core": 1, "cluster": 0, "llc": 0, "package": 0, "node": 0},
-          {"id": 2, "core": 2, "cluster": 0, "llc": 0, "package": 0, "node": 0},
-          {"id": 3, "core": 3, "cluster": 0, "llc": 0, "package": 0, "node": 0},
-          {"id": 4, "core": 4, "cluster": 1, "llc": 0, "package": 0, "node": 0}]}, "profile": {"base": "xeon-2s-16c32t"}},
+    const std::string cpus = cpus_json({{0, 0, 0, 0}, {1, 0, 0, 0}, {2, 0, 0, 0}, {3, 0, 0, 0}, {4, 1, 0, 0}});
+    const json d = doc(R"({"machine": {"topology": {"name": "lone", "cpus": )" + cpus +
+                       R"(}, "profile": {"base": "xeon-2s-16c32t"}},
       "workload": {"kind": "program", "parent_cpu": 4,
         "channels": {"ch": {"wake": {"flags": ["WF_SYNC"]}}},
         "tasks": [
@@ -1187,14 +1195,12 @@ TEST_CASE("SIS_UTIL: a fruitless pass over target's cluster spends one probe per
     // (nr 9): the cluster pass probes CPUs 1, 2, 3 and 0 (nr 9 -> 5), then the LLC scan probes 4, 5,
     // 6 and finds 7 with its last probe. Charging the fruitless pass one probe more left the scan
     // short of CPU 7.
-    std::string cpus;
-    for (int c = 0; c < 8; ++c)
-        cpus += std::string(c ? "," : "") + R"({"id": )" + std::to_string(c) + R"(, "core": )" + std::to_string(c) +
-                R"(, "cluster": )" + std::to_string(c / 4) + R"(, "llc": 0, "package": 0, "node": 0})";
+    const std::string cpus =
+        cpus_json({{0, 0, 0, 0}, {1, 0, 0, 0}, {2, 0, 0, 0}, {3, 0, 0, 0}, {4, 1, 0, 0}, {5, 1, 0, 0}, {6, 1, 0, 0}, {7, 1, 0, 0}});
     std::string hogs;
     for (int c = 0; c < 7; ++c) hogs += std::string(c ? "," : "") + hog("h" + std::to_string(c), c);
-    const json d = doc(R"({"machine": {"topology": {"name": "2x4", "cpus": [)" + cpus +
-                       R"(]}, "profile": {"base": "xeon-2s-16c32t"}},
+    const json d = doc(R"({"machine": {"topology": {"name": "2x4", "cpus": )" + cpus +
+                       R"(}, "profile": {"base": "xeon-2s-16c32t"}},
       "workload": {"kind": "program", "tasks": [)" + hogs + R"(, {"name": "P", "program": [{"sleep": "10s"}]}]},
       "policies": ["plain"], "run": {"seeds": [1]}})");
     testutil::FuseSim sim(d);

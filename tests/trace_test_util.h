@@ -32,10 +32,8 @@ inline Scenario trace_scenario() {
                           "trace.json");
 }
 
-// The bytes of the trace file of trace_scenario()'s run.
-inline std::string traced_bytes(TraceWindow window = {}, TraceFormat format = TraceFormat::ftrace) {
-    const Scenario sc = trace_scenario();
-    RunSpec spec = make_run_spec(sc, sc.cases[0], sc.policies[0], 1);
+// The bytes of the trace file of a run.
+inline std::string run_traced(RunSpec spec, TraceWindow window = {}, TraceFormat format = TraceFormat::ftrace) {
     std::FILE* f = std::tmpfile();
     REQUIRE(f);
     spec.trace = f;
@@ -48,6 +46,12 @@ inline std::string traced_bytes(TraceWindow window = {}, TraceFormat format = Tr
     for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) bytes.append(buf, n);
     std::fclose(f);
     return bytes;
+}
+
+// The bytes of the trace file of trace_scenario()'s run.
+inline std::string traced_bytes(TraceWindow window = {}, TraceFormat format = TraceFormat::ftrace) {
+    const Scenario sc = trace_scenario();
+    return run_traced(make_run_spec(sc, sc.cases[0], sc.policies[0], 1), window, format);
 }
 
 }  // namespace wakesim::tracetest

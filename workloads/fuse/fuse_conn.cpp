@@ -579,6 +579,19 @@ Action FuseConn::watchdog(uint8_t& phase) {
     return Action::Block();
 }
 
+// The ring thread takes `n` dispatched requests into its round: each one's task work (copy-in,
+// CQE) and handler; the replies wait in `batch` for the round's COMMIT_AND_FETCHes.
+int64_t FuseConn::take_round(Ring& ring, size_t n) {
+    int64_t cost = 0;
+    for (size_t i = 0; i < n; ++i) {
+        const int r = ring.pending.pop();
+        taken(r);
+        cost += def_->costs.uring_task_work + touch(r) + reqs_[static_cast<size_t>(r)].work;
+        ring.batch.push(r);
+    }
+    return cost;
+}
+
 Action FuseConn::ring_thread(int self, int task_id, int q, uint8_t& phase) {
     const FuseCosts& c = def_->costs;
     Ring& ring = rings_[static_cast<size_t>(q)];
@@ -651,15 +664,8 @@ Action FuseConn::ring_thread(int self, int task_id, int q, uint8_t& phase) {
                 // libfuse's fuse_uring_queue_handle_cqes with cqe_processing set: every CQE found is
                 // handled before the first reply leaves (fuse_uring_commit_sqe only queues the SQE),
                 // then io_uring_submit_and_wait sends them and waits: a round of one too.
-                int64_t cost = 0;
-                for (size_t i = 0; i < round; ++i) {
-                    const int r = ring.pending.pop();
-                    taken(r);
-                    cost += c.uring_task_work + touch(r) + reqs_[static_cast<size_t>(r)].work;
-                    ring.batch.push(r);
-                }
                 phase = 6;
-                return Action::Run(cost);
+                return Action::Run(take_round(ring, round));
             }
             case 6: {  // the round's CQEs handled; requests dispatched meanwhile join it
                 // libfuse's ring has no DEFER_TASKRUN: a request dispatched to the running ring
@@ -676,14 +682,7 @@ Action FuseConn::ring_thread(int self, int task_id, int q, uint8_t& phase) {
                 stats_.ring_requests += more;
                 stats_.ring_batched += more + (ring.batch.size == 1 ? 1 : 0);
                 if (Metrics* m = s_->metrics()) m->fuse.ring_requests += more;
-                int64_t cost = 0;
-                for (size_t i = 0; i < more; ++i) {
-                    const int r = ring.pending.pop();
-                    taken(r);
-                    cost += c.uring_task_work + touch(r) + reqs_[static_cast<size_t>(r)].work;
-                    ring.batch.push(r);
-                }
-                return Action::Run(cost);
+                return Action::Run(take_round(ring, more));
             }
         }
     }

@@ -178,6 +178,7 @@ private:
     Action throttle(int self, uint8_t& phase, uint8_t waiting);
     void wake_fiq(const WakeSite& site);
     void wake_ring(Ring& ring, const WakeSite& site);
+    int64_t take_round(Ring& ring, size_t n);
     void send(int self, int slot);
     void send_background(int self, int slot);
     void send_forget(int64_t work);
