@@ -22,9 +22,10 @@ struct VSum {
     int64_t w = 0;
     // vruntime <= V  <=>  (v - base) * W <= sum(w_i (v_i - base))
     bool eligible(const SchedEntity& e) const { return w == 0 || static_cast<i128>(e.vruntime - base) * w <= sum; }
-    // Rounded down, as avg_vruntime() does ("sign flips effective floor / ceiling"), so that an
-    // entity placed at V without lag is eligible; floor(sum / W) + base = floor(sum(w_i v_i) / W)
-    // for any base. A 64-bit division when the sum fits (the 128-bit one is a library call).
+    // Truncated towards base, the first queued entity. The kernel's avg_vruntime() rounds down
+    // ("sign flips effective floor / ceiling") so that an entity placed at V without lag is
+    // eligible; the model does not yet (docs/validation.md, "EEVDF's pick and update_curr() read
+    // again"). A 64-bit division when the sum fits (the 128-bit one is a library call).
     int64_t avg() const {
         if (w == 0) return base;
         if (sum >= INT64_MIN && sum <= INT64_MAX) return base + static_cast<int64_t>(sum) / w;
@@ -77,7 +78,7 @@ SchedEntity* Scheduler::pick_eevdf(CfsRq& cfs, bool protect, const Rq& rq) {
     for (SchedEntity* e : cfs.queue)
         if (e != running && eligible(e) && (!best || e->deadline < best->deadline)) best = e;
     if (!best || (curr && curr->deadline < best->deadline)) best = curr;
-    if (!best)  // (V rounds down, so the entity of least vruntime is always eligible)
+    if (!best)  // a guard: the test is exact, so the entity of least vruntime is always eligible
         for (SchedEntity* e : cfs.queue)
             if (!best || e->vruntime < best->vruntime) best = e;
     return best;

@@ -52,7 +52,7 @@ struct FuseConnDef {
     int max_idle_threads = -1;  // /dev/fuse: idle workers beyond this exit; -1: never
     bool watchdog = false;      // /dev/fuse: libfuse's teardown watchdog polls the device fd
     bool uring_iowait = true;   // io_uring's CQ wait is an I/O wait (Linux 6.5+)
-    int uring_q_depth = 8;  // ring entries per queue (libfuse's io_uring_q_depth)
+    int uring_q_depth = 8;          // io-uring: ring entries per queue (libfuse's io_uring_q_depth)
     bool uring_reply_batch = true;  // libfuse 3.18+: a ring thread's replies to one CQE batch go out together
     std::vector<int> queue_of_cpu;  // io-uring: the queue a foreground request submitted on each CPU uses
     std::vector<int> queue_cpu;     // io-uring: each queue's CPU (its ring thread is pinned there)
