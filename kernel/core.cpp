@@ -379,7 +379,7 @@ void Scheduler::sched_tick(int cpu) {
     update_curr(cpu);
     pelt_update_cpu(cpu);
     if (rq.curr) pelt_update_task(*rq.curr, true, true);
-    if (rq.curr && rq.curr->group >= 0) pelt_apply_removed(cpu, rq.curr->group);  // entity_tick()'s update_load_avg()
+    if (rq.curr && rq.curr->group >= 0) pelt_update_group(cpu, rq.curr->group);  // entity_tick()'s update_load_avg()
     // entity_tick() of the running task's group entity: update_cfs_group().
     if (rq.curr && rq.curr->group >= 0 && rq.curr->on_rq) update_cfs_group(cpu, cfs_of(*rq.curr, cpu));
     cpufreq_update_util(cpu);

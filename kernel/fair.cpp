@@ -150,7 +150,7 @@ void Scheduler::enqueue(int cpu, Task& t, bool initial) {
     if (t.group < 0 || !rq.curr || rq.curr->group == t.group || !cfs_of(t, cpu).se->on_rq)
         update_curr_around(cpu, t);  // enqueue_entity()
     pelt_update_cpu(cpu);
-    if (t.group >= 0) pelt_apply_removed(cpu, t.group);  // update_load_avg() of its group's runqueue
+    if (t.group >= 0) pelt_update_group(cpu, t.group);  // update_load_avg() of its group's runqueue
     CfsRq& cfs = cfs_of(t, cpu);
     place_entity(cfs, t, initial);
     queue_add(cfs, t);
@@ -162,7 +162,6 @@ void Scheduler::enqueue(int cpu, Task& t, bool initial) {
     if (t.policy == SchedPolicy::idle) ++rq.nr_sched_idle;
     if (cfs.se) {
         cfs.load_weight += t.weight;
-        groups_[static_cast<size_t>(cfs.group)].load_total += t.weight;
         enqueue_group_se(cpu, cfs);
     }
     update_overload(cpu);
@@ -178,7 +177,7 @@ void Scheduler::dequeue(int cpu, Task& t, bool sleep) {
     if (t.group < 0 || !rq.curr || rq.curr->group == t.group || cfs_of(t, cpu).queue.size() == 1)
         update_curr_around(cpu, t);  // dequeue_entity()
     pelt_update_cpu(cpu);
-    if (t.group >= 0) pelt_apply_removed(cpu, t.group);
+    if (t.group >= 0) pelt_update_group(cpu, t.group);
     CfsRq& cfs = cfs_of(t, cpu);
     int64_t lag = entity_lag(cfs, t);
     if (t.sched_delayed) {
@@ -201,7 +200,6 @@ void Scheduler::dequeue(int cpu, Task& t, bool sleep) {
     --rq.nr_running;
     if (cfs.se) {
         cfs.load_weight -= t.weight;
-        groups_[static_cast<size_t>(cfs.group)].load_total -= t.weight;
         if (cfs.queue.empty()) {
             dequeue_group_se(cpu, cfs, true);
         } else {
@@ -254,17 +252,22 @@ void Scheduler::dequeue_group_se(int cpu, CfsRq& gq, bool sleep) {
     g.on_rq = false;
 }
 
-// update_cfs_group() with calc_group_shares() in the exact form its comment starts from: the
-// group's shares split over the CPUs in proportion to the weight queued on each (the kernel
-// approximates the other CPUs' part by their load averages), at least MIN_SHARES. A change of
-// weight on the queue is reweight_entity(): the lag and the relative deadline keep their
-// weighted sizes, and the entity is placed again.
+// update_cfs_group() with calc_group_shares(), at least MIN_SHARES. A change of weight on the
+// queue is reweight_entity(): the lag and the relative deadline keep their weighted sizes, and
+// the entity is placed again.
 void Scheduler::update_cfs_group(int cpu, CfsRq& gq) {
     SchedEntity& g = *gq.se;
     const TaskGroupState& tg = groups_[static_cast<size_t>(gq.group)];
-    if (gq.load_weight == 0 || tg.load_total == 0) return;
-    const uint64_t shares = std::clamp<uint64_t>(tg.shares * gq.load_weight / tg.load_total, 2, tg.shares);
-    const auto w = static_cast<uint32_t>(shares);
+    if (gq.load_weight == 0) return;  // an emptied group keeps its weight (DELAY_DEQUEUE)
+    // calc_group_shares(): tg->shares x this runqueue's load over the group's, where the load here
+    // is the larger of the weight queued and its average, and the group's is tg->load_avg with
+    // this runqueue's part replaced by that load.
+    const GroupCpu& gc = tg.cpu[static_cast<size_t>(cpu)];
+    const auto load = static_cast<int64_t>(std::max(static_cast<double>(gq.load_weight), gc.avg.load_avg));
+    const int64_t tg_weight = static_cast<int64_t>(tg.load_avg) - static_cast<int64_t>(gc.tg_contrib) + load;
+    int64_t shares = static_cast<int64_t>(tg.shares) * load;
+    if (tg_weight > 0) shares /= tg_weight;
+    const auto w = static_cast<uint32_t>(std::clamp<int64_t>(shares, 2, tg.shares));
     if (w == g.weight) return;
     if (g.weight == 0) {  // the group's first enqueue on this CPU
         g.weight = w;

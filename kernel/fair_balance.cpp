@@ -642,6 +642,8 @@ void Scheduler::nohz_idle_balance(int ilb) {
         // update_blocked_load_status(): cfs_rq_is_decayed() once every sum reached zero
         if (rq.pelt.load_sum || rq.pelt.util_sum || rq.pelt.runnable_sum || !rq.removed.empty())
             nohz_has_blocked_ = true;
+        for (const TaskGroupState& tg : groups_)
+            if (tg.cpu[static_cast<size_t>(c)].avg.load_sum) nohz_has_blocked_ = true;
         if (!balance_kick) return;
         next = std::min(next, rq.next_balance);
         if (c != ilb && !rq.curr && rq.nr_running > 0) {

@@ -113,6 +113,14 @@ void Scheduler::pelt_attach(Task& p, int cpu) {
     to.runnable_sum += se.runnable_sum;
     to.load_avg += se.load_avg;
     to.load_sum += w * se.load_sum;
+    if (p.group < 0) return;
+    // The task's own runqueue is its group's here: attach_entity_load_avg() there, then
+    // update_tg_load_avg().
+    pelt_sync_group(cpu, p.group);
+    GroupCpu& gc = groups_[static_cast<size_t>(p.group)].cpu[static_cast<size_t>(cpu)];
+    gc.avg.load_avg += se.load_avg;
+    gc.avg.load_sum += static_cast<uint64_t>(se.load_avg) * pelt::divider(gc.avg);
+    update_tg_load_avg(cpu, p.group);
 }
 
 // post_init_entity_util_avg(), once wake_up_new_task() has chosen `cpu` (after its
@@ -158,14 +166,47 @@ void Scheduler::pelt_apply_removed(int cpu, int group) {
             continue;
         }
         pelt_subtract(s, *it);
+        pelt_subtract(groups_[static_cast<size_t>(it->group)].cpu[static_cast<size_t>(cpu)].avg, *it);
         it = pending.erase(it);
     }
 }
 
+// update_cfs_rq_load_avg() of the group's runqueue: the removed load off, the load decayed to now;
+// true if either changed it. update_load_avg(cfs_rq, se, UPDATE_TG) then calls
+// update_tg_load_avg().
+bool Scheduler::pelt_sync_group(int cpu, int group) {
+    GroupCpu& gc = groups_[static_cast<size_t>(group)].cpu[static_cast<size_t>(cpu)];
+    const auto& pending = rq_of(cpu).removed;
+    bool decayed = std::any_of(pending.begin(), pending.end(), [&](const PeltRemoved& r) { return r.group == group; });
+    if (decayed) pelt_apply_removed(cpu, group);
+    decayed |= pelt::update(gc.avg, engine_.now(), gc.q.load_weight, 0, false, 0, 1);
+    return decayed;
+}
+
+void Scheduler::pelt_update_group(int cpu, int group) {
+    if (pelt_sync_group(cpu, group)) update_tg_load_avg(cpu, group);
+}
+
+// update_tg_load_avg(): the runqueue's part of tg->load_avg follows its load when that moved by
+// more than 1/64 of the part, at most once a millisecond ("sched/fair: Ratelimit update to
+// tg->load_avg", Linux 6.7).
+void Scheduler::update_tg_load_avg(int cpu, int group) {
+    TaskGroupState& tg = groups_[static_cast<size_t>(group)];
+    GroupCpu& gc = tg.cpu[static_cast<size_t>(cpu)];
+    const Time now = engine_.now();
+    if (now - gc.tg_stamp < kNsPerMs) return;
+    const double delta = gc.avg.load_avg - gc.tg_contrib;
+    if (std::abs(delta) <= std::floor(gc.tg_contrib / 64)) return;
+    tg.load_avg += delta;
+    gc.tg_contrib = gc.avg.load_avg;
+    gc.tg_stamp = now;
+}
+
 // update_blocked_averages(): every runqueue of the CPU brought up to date, removed contributions
-// subtracted.
+// subtracted, each group's part of its tg->load_avg refreshed.
 void Scheduler::update_blocked_averages(int cpu) {
     pelt_update_cpu(cpu);
+    for (size_t g = 0; g < groups_.size(); ++g) pelt_update_group(cpu, static_cast<int>(g));
     pelt_apply_removed(cpu, -1);
     cpufreq_update_util(cpu);  // sched_balance_update_blocked_averages(): if decayed
 }

@@ -449,6 +449,11 @@ private:
     // update_blocked_averages() does): the removed contributions come off the CPU's signal.
     void pelt_apply_removed(int cpu, int group);
     void update_blocked_averages(int cpu);
+    // update_load_avg(UPDATE_TG) of `group`'s runqueue on `cpu`: its load brought to now, the
+    // removed contributions off, then update_tg_load_avg().
+    void pelt_update_group(int cpu, int group);
+    bool pelt_sync_group(int cpu, int group);
+    void update_tg_load_avg(int cpu, int group);
 
     // fair.c: load balancing (sched_balance_*)
     bool task_hot(const Task& t, const LbEnv& env) const;
@@ -510,10 +515,16 @@ private:
     struct GroupCpu {
         SchedEntity se;
         CfsRq q;
+        // cfs_rq->avg of the group's runqueue here, of which calc_group_shares() reads the load:
+        // the weight queued here (delayed sleepers included), and the load of the tasks attached
+        // here while they sleep, decaying.
+        Pelt avg;
+        double tg_contrib = 0;          // cfs_rq->tg_load_avg_contrib: its part of tg->load_avg
+        Time tg_stamp = -kNsPerMs;      // cfs_rq->last_update_tg_load_avg
     };
     struct TaskGroupState {
         uint32_t shares = 1024;   // tg->shares
-        uint64_t load_total = 0;  // the sum of the group's runqueues' load_weight over the CPUs
+        double load_avg = 0;      // tg->load_avg: the sum of its runqueues' tg_contrib
         std::vector<GroupCpu> cpu;  // sized once: the entities' addresses are stable
     };
     std::deque<TaskGroupState> groups_;

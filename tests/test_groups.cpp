@@ -3,6 +3,7 @@
 // entity whose weight is its shares split over the CPUs (calc_group_shares()).
 #include <catch2/catch.hpp>
 
+#include <iomanip>
 #include <string>
 #include <utility>
 #include <vector>
@@ -268,4 +269,27 @@ TEST_CASE("A delayed group entity is requeued against the running entity as last
     // Preempted after one submit, the ring thread serves smaller rounds (the kernel: 2.4 reads).
     CHECK(longer.m.get(Metric::fuse_ring_batch_mean) > 3.9);
     CHECK(shorter.m.get(Metric::fuse_ring_batch_mean) < 3.5);
+}
+
+TEST_CASE("A group's shares on a CPU follow its load averages: a task that went to sleep on another CPU still "
+          "holds part of the group's weight there while its load decays",
+          "[eevdf][groups]") {
+    // calc_group_shares(): a runqueue's share is tg->shares x its load over tg->load_avg, the sum
+    // of every CPU's load average as last published (update_tg_load_avg()). CPU 0 has a root hog
+    // against a hog of group G; G's second task hogs CPU 1 for 100 ms, then sleeps. While both
+    // run, G's entity on CPU 0 weighs 512 and the root hog gets two thirds; after the sleep, CPU
+    // 1's blocked load decays (half-life 32 ms) and keeps G's entity on CPU 0 below 1024 for
+    // tens of milliseconds, so over 200 ms the root hog gets clearly more than if the departed
+    // task's weight left at once (0.60 here).
+    const std::string sleeper = R"({"name": "g1", "cpus": "1", "group": "G",
+        "program": [{"run": "100ms"}, {"sleep": "10s"}]})";
+    const std::string tasks = grouped_hog("root0", 0, "requester", "") + ", " + grouped_hog("g0", 0, "server", "G") +
+                              ", " + sleeper;
+    const Outcome o = simulate(doc(R"({"machine": )" + flat(2) + R"(, "groups": {"G": {"fair_group": true}},
+        "workload": {"kind": "program", "tasks": [)" + tasks + R"(]}, "policies": ["plain"],
+        "run": {"duration": "200ms"}})"));
+    const double share = requester_share(o);
+    INFO("root hog's share of CPU 0: " << std::setprecision(4) << share);
+    CHECK(share > 0.62);
+    CHECK(share < 2.0 / 3);
 }

@@ -125,7 +125,8 @@ const ParamTable& group_params() {
                  "started from another shell each run in their own). On each CPU its members queue on the group's "
                  "own runqueue, and the group competes in the CPU's root runqueue as one entity (its own vruntime, "
                  "lag, deadline and delayed dequeue), whose weight is the group's `cpu_weight` split over the CPUs "
-                 "in proportion to the weight queued on each. false: the members queue with the root's tasks (the "
+                 "by their load (`calc_group_shares()`: the weight queued here against the group's PELT load "
+                 "averages elsewhere). false: the members queue with the root's tasks (the "
                  "cpuset and clamps still apply)"},
         {.name = "cpu_weight", .type = ParamType::integer, .default_value = "100", .min = 1, .max = 10000,
          .help = "`cpu.weight` (cgroup v2; 100 is a nice-0 task's 1024 shares, as an autogroup at nice 0 has): the "
