@@ -159,7 +159,6 @@ void Scheduler::ttwu_runnable(Task& p, uint32_t flags, Task* waker, int this_cpu
     pelt_update_cpu(p.cpu);
     requeue_delayed_entity(cfs_of(p, p.cpu), p);
     --rq.nr_delayed;
-    rq.runnable_weight += p.weight;
     util_est_enqueue(rq, p);  // enqueue_task_fair(ENQUEUE_DELAYED) puts it back
     cpufreq_update_util(p.cpu);  // requeue_delayed_entity()'s update_load_avg(): if decayed
     p.state = TaskState::runnable;
@@ -502,7 +501,6 @@ void Scheduler::schedule_blocked(int cpu) {
     if (cfg_.features.on(Feat::DELAY_DEQUEUE) && cfs.queue.size() > 1 && !entity_eligible(cfs, *t)) {
         // dequeue_entity() with DELAY_DEQUEUE: the ineligible sleeper stays on the queue.
         t->sched_delayed = true;
-        rq.runnable_weight -= t->weight;
         ++rq.nr_delayed;  // dequeue_entities() returns before h_nr_idle: the delayed task still counts
         util_est_dequeue(rq, *t);  // dequeue_task_fair() took it out before the entity was delayed
         update_overload(cpu);
@@ -538,14 +536,14 @@ void Scheduler::check_invariants() const {
             if (!t->on_rq) throw std::logic_error("queued task " + t->comm + " not on_rq");
             delayed += t->sched_delayed ? 1 : 0;
             idle_policy += t->policy == SchedPolicy::idle ? 1 : 0;
+            weight += t->weight;
             if (!t->sched_delayed) {
                 util_est += t->util_est_queued;
-                weight += t->weight;
             } else if (t->util_est_queued != 0) throw std::logic_error("delayed task " + t->comm + " still in util_est");
         }
         if (std::abs(util_est - rq.util_est) > 1e-6 * (1 + util_est))
             throw std::logic_error("util_est mismatch on cpu" + std::to_string(c));
-        if (weight != rq.runnable_weight) throw std::logic_error("runnable weight mismatch on cpu" + std::to_string(c));
+        if (weight != rq.load_weight) throw std::logic_error("load weight mismatch on cpu" + std::to_string(c));
         if (idle_policy != rq.nr_sched_idle) throw std::logic_error("h_nr_idle mismatch on cpu" + std::to_string(c));
         if (static_cast<int>(queued.size()) != rq.nr_running) throw std::logic_error("nr_running mismatch on cpu" + std::to_string(c));
         if (delayed != rq.nr_delayed) throw std::logic_error("nr_delayed mismatch on cpu" + std::to_string(c));

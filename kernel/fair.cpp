@@ -157,7 +157,7 @@ void Scheduler::enqueue(int cpu, Task& t, bool initial) {
     t.cfs_seq = ++cfs_seq_;  // account_entity_enqueue(): list_add at the head of cfs_tasks
     t.on_rq = true;
     ++rq.nr_running;
-    rq.runnable_weight += t.weight;
+    rq.load_weight += t.weight;
     util_est_enqueue(rq, t);
     if (t.policy == SchedPolicy::idle) ++rq.nr_sched_idle;
     if (cfs.se) {
@@ -180,12 +180,13 @@ void Scheduler::dequeue(int cpu, Task& t, bool sleep) {
     if (t.group >= 0) pelt_update_group(cpu, t.group);
     CfsRq& cfs = cfs_of(t, cpu);
     int64_t lag = entity_lag(cfs, t);
+    rq.load_weight -= t.weight;
     if (t.sched_delayed) {
+        pelt_update_task(t, false, false);  // dequeue_entity()'s update_load_avg(): the delay counted as load
         if (cfg_.features.on(Feat::DELAY_ZERO) && lag > 0) lag = 0;
         t.sched_delayed = false;
         --rq.nr_delayed;
     } else {
-        rq.runnable_weight -= t.weight;
         util_est_dequeue(rq, t);
     }
     if (t.policy == SchedPolicy::idle) --rq.nr_sched_idle;

@@ -85,14 +85,15 @@ inline uint32_t util_scale(double s) { return static_cast<uint32_t>(s * 1024.0 +
 
 }  // namespace pelt
 
-// update_cfs_rq_load_avg() of `cpu`: the load weight and the number (h_nr_runnable) of the
-// runnable tasks; delayed sleepers do not count. A period ended: `decayed` for schedutil.
+// update_cfs_rq_load_avg() of `cpu`: the load weight (cfs_rq->load.weight: delayed sleepers
+// count) and the number of runnable tasks (h_nr_runnable: they do not). A period ended: `decayed`
+// for schedutil.
 // Inline: ten calls per pipe round trip.
 inline void Scheduler::pelt_update_cpu(int cpu) {
     Rq& rq = rq_of(cpu);
     const auto count = static_cast<uint32_t>(rq.nr_running - rq.nr_delayed);
     const uint32_t scale = rq.curr || count ? pelt::util_scale(hw_.invariant_speed(cpu)) : 0;
-    if (pelt::update(rq.pelt, engine_.now(), rq.runnable_weight, count, rq.curr != nullptr, scale, 1))
+    if (pelt::update(rq.pelt, engine_.now(), rq.load_weight, count, rq.curr != nullptr, scale, 1))
         rq.util_decayed = true;
 }
 
@@ -104,9 +105,11 @@ inline void Scheduler::cpufreq_update_util(int cpu) {
     hw_.util_changed(cpu);
 }
 
+// __update_load_avg_se(): load while on the runqueue (se->on_rq: a delayed sleeper too),
+// runnable while on it and not delayed (se_runnable()).
 inline void Scheduler::pelt_update_task(Task& t, bool running, bool runnable) {
     const uint32_t scale = pelt::util_scale(t.cpu >= 0 ? hw_.invariant_speed(t.cpu) : 1.0);
-    pelt::update(t.pelt, engine_.now(), runnable ? 1 : 0, runnable ? 1 : 0, running, scale, t.weight);
+    pelt::update(t.pelt, engine_.now(), runnable || t.sched_delayed ? 1 : 0, runnable ? 1 : 0, running, scale, t.weight);
 }
 
 }  // namespace wakesim

@@ -289,7 +289,7 @@ private:
         // update_load_avg()'s `decayed` (a period ended, a contribution attached or removed) since
         // schedutil last looked: the next update point calls cpufreq_update_util().
         bool util_decayed = false;
-        uint64_t runnable_weight = 0;  // the weight of the queued tasks that are not delayed
+        uint64_t load_weight = 0;  // cfs_rq->load.weight: the queued tasks' weights, delayed sleepers included
         Time next_balance = 0;
         std::vector<DomainState> dom;
         int active_balance_push = -1;  // rq->active_balance with push_cpu: the stopper is queued

@@ -3,11 +3,15 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
+#include "fuse_test_util.h"
 #include "kernel/pelt.h"
+#include "sim_test_util.h"
 
 using namespace wakesim;
+using namespace wakesim::testutil;
 
 namespace {
 
@@ -75,4 +79,39 @@ TEST_CASE("PELT: averages change only when a period ends, and one long update eq
     CHECK(b.util_avg > u);
     CHECK(b.util_avg >= c.util_avg);
     CHECK(b.util_avg <= c.util_avg * 1.02);
+}
+
+TEST_CASE("PELT: a sleeper left queued by DELAY_DEQUEUE counts as load, not as runnable", "[pelt][delay_dequeue]") {
+    // __update_load_avg_se() accumulates load while se->on_rq, which a delayed sleeper still is,
+    // and runnable only while se_runnable(), which it is not; the CPU's load follows
+    // cfs_rq->load.weight, which keeps the delayed entity's weight until it is dequeued. S (nice
+    // 5) runs 3 ms at a time against a nice-0 hog on one CPU: it blocks far ahead of its share
+    // and stays queued until the hog has caught up, most of its 10 ms sleep, so the share of
+    // time it counts as load is about twice the share it is runnable. Without DELAY_DEQUEUE the
+    // two are one signal.
+    struct Shares {
+        double load = 0, runnable = 0;  // of 1024
+    };
+    auto run = [](bool delay) {
+        const json d = doc(R"({"machine": )" + flat(1) + R"(, "features": {"DELAY_DEQUEUE": )" +
+                           (delay ? "true" : "false") + R"(}, "workload": {"kind": "program", "tasks": [
+            {"name": "H", "cpus": "0", "program": [{"loop": 0, "do": [{"run": "1ms"}]}]},
+            {"name": "S", "cpus": "0", "nice": 5, "program": [{"loop": 0, "do": [{"run": "3ms"}, {"sleep": "10ms"}]}]}]},
+            "policies": ["plain"], "run": {"duration": "400ms"}})");
+        testutil::FuseSim sim(d);
+        sim.run(300 * kNsPerMs);
+        for (int i = 0; i < sim.sched.nr_tasks(); ++i) {
+            const Task& t = sim.sched.task(i);
+            if (t.comm != "S") continue;
+            const Pelt p = sim.sched.task_pelt_now(t);
+            return Shares{p.load_avg * 1024 / t.weight, p.runnable_avg};  // load_avg is weighted
+        }
+        FAIL("no task S");
+        return Shares{};
+    };
+    const Shares delayed = run(true), plain = run(false);
+    INFO("DELAY_DEQUEUE: load " << delayed.load << ", runnable " << delayed.runnable << "; off: load " << plain.load
+                                << ", runnable " << plain.runnable);
+    CHECK(delayed.load > 1.5 * delayed.runnable);
+    CHECK(std::abs(plain.load - plain.runnable) < 10);
 }
