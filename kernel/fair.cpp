@@ -151,6 +151,9 @@ void Scheduler::enqueue(int cpu, Task& t, bool initial) {
         update_curr_around(cpu, t);  // enqueue_entity()
     pelt_update_cpu(cpu);
     if (t.group >= 0) pelt_update_group(cpu, t.group);  // update_load_avg() of its group's runqueue
+    // enqueue_entity()'s update_load_avg() of the task, before it is on_rq: a wait on a remote
+    // wake list (the IPI, the target's idle exit) is neither load nor runnable time.
+    pelt_update_task(t, false, false);
     CfsRq& cfs = cfs_of(t, cpu);
     place_entity(cfs, t, initial);
     queue_add(cfs, t);

@@ -115,3 +115,28 @@ TEST_CASE("PELT: a sleeper left queued by DELAY_DEQUEUE counts as load, not as r
     CHECK(delayed.load > 1.5 * delayed.runnable);
     CHECK(std::abs(plain.load - plain.runnable) < 10);
 }
+
+TEST_CASE("PELT: a wakee's wait on a remote wake list is neither runnable nor load time", "[pelt]") {
+    // ttwu_queue_wakelist(): a task woken onto an idle CPU is enqueued by that CPU itself, after
+    // the IPI and its exit from the idle state (C6 on the E5-2650 v2, 82 us). enqueue_entity()
+    // updates the task's signals before it is on the runqueue, so that wait counts as sleep. S
+    // runs 200 us each time W, on the other CPU, posts (every 5 ms): its runnable average is its
+    // utilisation, as for any task that never waits for a busy CPU (both scaled by the clock).
+    const json d = doc(R"({"machine": "e5-2650-2s", "workload": {"kind": "program", "channels": {"ch": {}}, "tasks": [
+        {"name": "W", "cpus": "0", "program": [{"loop": 0, "do": [{"sleep": "5ms"}, {"post": "ch"}]}]},
+        {"name": "S", "cpus": "1", "program": [{"loop": 0, "do": [{"wait": "ch"}, {"run": "200us"}]}]}]},
+        "policies": ["plain"], "run": {"duration": "400ms"}})");
+    testutil::FuseSim sim(d);
+    sim.run(300 * kNsPerMs);
+    for (int i = 0; i < sim.sched.nr_tasks(); ++i) {
+        const Task& t = sim.sched.task(i);
+        if (t.comm != "S") continue;
+        const Pelt p = sim.sched.task_pelt_now(t);
+        INFO("S: util_avg " << p.util_avg << ", runnable_avg " << p.runnable_avg << ", wakeups " << t.nr_wakeups);
+        REQUIRE(t.nr_wakeups > 50);
+        REQUIRE(p.util_avg > 10);
+        CHECK(p.runnable_avg <= p.util_avg + 1);
+        return;
+    }
+    FAIL("no task S");
+}
