@@ -489,10 +489,9 @@ void Scheduler::schedule_blocked(int cpu) {
     Task* t = rq.curr;
     t->block_pending = false;
     update_curr(cpu);
+    util_est_update(*t);  // dequeue_task_fair() calls it before dequeue_entities() updates the signals
     pelt_update_task(*t, true, true);
     pelt_update_cpu(cpu);
-    // util_est: sample at dequeue, EWMA weight 1/4.
-    t->pelt.util_est = std::max(t->pelt.util_avg, t->pelt.util_est + (t->pelt.util_avg - t->pelt.util_est) / 4);
     policy_.on_block(*t, now());
     t->state = TaskState::sleeping;
     rq.uclamp_idle_max = t->uclamp_max;  // uclamp_rq_dec(): kept if it was the last one (uclamp_idle_value())

@@ -109,7 +109,8 @@ inline void Scheduler::cpufreq_update_util(int cpu) {
 // runnable while on it and not delayed (se_runnable()).
 inline void Scheduler::pelt_update_task(Task& t, bool running, bool runnable) {
     const uint32_t scale = pelt::util_scale(t.cpu >= 0 ? hw_.invariant_speed(t.cpu) : 1.0);
-    pelt::update(t.pelt, engine_.now(), runnable || t.sched_delayed ? 1 : 0, runnable ? 1 : 0, running, scale, t.weight);
+    if (pelt::update(t.pelt, engine_.now(), runnable || t.sched_delayed ? 1 : 0, runnable ? 1 : 0, running, scale, t.weight))
+        t.pelt.util_avg_unchanged = false;  // cfs_se_util_change()
 }
 
 }  // namespace wakesim

@@ -300,6 +300,25 @@ private:
         t.util_est_queued = t.pelt.util_est;
         rq.util_est += t.util_est_queued;
     }
+    // util_est_update() at a sleep, v6.19: nothing while util_avg has not been recomputed since the
+    // last update; up at once to util_avg; down by a quarter of the gap, unless the gap is under
+    // UTIL_EST_MARGIN (1%), util_avg exceeds the CPU's capacity or the task waited for the CPU
+    // (runnable_avg above util_avg + 1%).
+    void util_est_update(Task& t) const {
+        if (!cfg_.features.on(Feat::UTIL_EST) || t.pelt.util_avg_unchanged) return;
+        constexpr int64_t kMargin = 1024 / 100;  // UTIL_EST_MARGIN
+        auto ewma = static_cast<int64_t>(t.pelt.util_est);
+        const auto dequeued = static_cast<int64_t>(t.pelt.util_avg);
+        if (ewma <= dequeued) {
+            ewma = dequeued;
+        } else if (const int64_t diff = ewma - dequeued; diff >= kMargin) {
+            if (dequeued > capacity_of(t.cpu)) return;  // no idle time seen: left as it is, flag too
+            if (dequeued + kMargin >= static_cast<int64_t>(t.pelt.runnable_avg))
+                ewma = ((ewma << 2) - diff) >> 2;  // UTIL_EST_WEIGHT_SHIFT
+        }
+        t.pelt.util_est = static_cast<double>(ewma);
+        t.pelt.util_avg_unchanged = true;
+    }
     static void util_est_dequeue(Rq& rq, Task& t) {
         rq.util_est = std::max(0.0, rq.util_est - t.util_est_queued);
         t.util_est_queued = 0;

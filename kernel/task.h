@@ -33,7 +33,8 @@ struct Pelt {
     double util_avg = 0;  // 0..1024
     double load_avg = 0;  // weight-scaled runnable average
     double runnable_avg = 0;  // runnable (not delayed) tasks x 1024, time-averaged
-    double util_est = 0;
+    double util_est = 0;      // the EWMA of util_avg at dequeue (util_est_update())
+    bool util_avg_unchanged = false;  // UTIL_AVG_UNCHANGED: util_avg not recomputed since util_est's last update
     Time last_update = 0;  // advances in whole 1024 ns units
     uint64_t load_sum = 0;
     uint64_t util_sum = 0;

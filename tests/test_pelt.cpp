@@ -140,3 +140,32 @@ TEST_CASE("PELT: a wakee's wait on a remote wake list is neither runnable nor lo
     }
     FAIL("no task S");
 }
+
+TEST_CASE("util_est: a task that waits for its CPU keeps its estimate, alone it follows its utilisation down",
+          "[pelt][util_est]") {
+    // util_est_update() lowers the estimate by a quarter of its gap to util_avg at each sleep,
+    // but not when the task "did not get all the CPU time it wanted" (runnable_avg more than 1%
+    // above util_avg), not within 1%, and not while util_avg has not been recomputed since the
+    // last update (UTIL_AVG_UNCHANGED). S runs 30 ms, then 1 ms in every 10: alone its estimate
+    // falls with util_avg; sharing its CPU with a hog it waits at each wakeup and keeps what its
+    // long run left.
+    auto run = [](bool hog) {
+        const std::string h = hog ? R"({"name": "H", "cpus": "0", "program": [{"loop": 0, "do": [{"run": "1ms"}]}]},)" : "";
+        const json d = doc(R"({"machine": )" + flat(1) + R"(, "workload": {"kind": "program", "tasks": [)" + h + R"(
+            {"name": "S", "cpus": "0", "program": [{"run": "30ms"}, {"loop": 0, "do": [{"sleep": "9ms"}, {"run": "1ms"}]}]}]},
+            "policies": ["plain"], "run": {"duration": "400ms"}})");
+        testutil::FuseSim sim(d);
+        sim.run(300 * kNsPerMs);
+        for (int i = 0; i < sim.sched.nr_tasks(); ++i)
+            if (sim.sched.task(i).comm == "S") return sim.sched.task_pelt_now(sim.sched.task(i));
+        FAIL("no task S");
+        return Pelt{};
+    };
+    const Pelt alone = run(false), shared = run(true);
+    INFO("alone: util_avg " << alone.util_avg << ", util_est " << alone.util_est << "; with a hog: util_avg "
+                            << shared.util_avg << ", runnable_avg " << shared.runnable_avg << ", util_est "
+                            << shared.util_est);
+    CHECK(alone.util_est < alone.util_avg + 30);
+    CHECK(shared.runnable_avg > shared.util_avg + 10);
+    CHECK(shared.util_est > shared.util_avg + 200);
+}
