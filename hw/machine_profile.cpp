@@ -55,6 +55,7 @@ const std::vector<Field>& fields() {
         {{"pipe_lines", "lines", "cache lines of a pipe's state (mutex, ring indices, buffer slot, wait queues, inode times) a pipe read or write pulls from the CPU that used the pipe last, each at the pair's full line cost; 0: included in the fitted pipe costs"}, &P::pipe_lines, nullptr},
         {{"freq_transition_ns", "ns", "cpufreq transition latency: a new frequency takes effect after it"}, &P::freq_transition_ns, nullptr},
         {{"sugov_rate_limit_ns", "ns", "schedutil rate limit; 0: 1.5 x transition latency, or 1 ms"}, &P::sugov_rate_limit_ns, nullptr},
+        {{"runnable_boost", "bool", "runnable boosting (\"sched/fair, cpufreq: Introduce 'runnable boosting'\", Dietmar Eggemann, Linux 6.5): schedutil's input (cpu_util_cfs_boost()) and the balancer's migrate_util choice of the busiest runqueue read the CPU's runnable_avg as well as its util_avg, so tasks waiting on a CPU raise its clock. false: a kernel before 6.5, util_avg and util_est only"}, nullptr, &P::runnable_boost},
         {{"sampling_ns", "ns", "ondemand/conservative sampling period"}, &P::sampling_ns, nullptr},
         {{"refill_smt_ns_per_kib", "ns/KiB", "refill of a working set last used on an SMT sibling"}, &P::refill_smt_ns_per_kib, nullptr},
         {{"refill_cluster_ns_per_kib", "ns/KiB", "refill from another core of the same cluster"}, &P::refill_cluster_ns_per_kib, nullptr},

@@ -219,6 +219,7 @@ void Scheduler::update_blocked_averages(int cpu) {
 // util_avg raised to runnable_avg ("runnable boosting": tasks waiting on the CPU ask for a higher
 // clock) and, with UTIL_EST, to the enqueued tasks' util_est; capped at the CPU's capacity.
 double Scheduler::cpu_util_cfs_boost(int cpu) const {
+    if (!prof_.runnable_boost) return cpu_util(cpu);  // before Linux 6.5: cpu_util_cfs()
     const Pelt& s = rq_of(cpu).pelt;
     double u = std::max(s.util_avg, s.runnable_avg);
     if (cfg_.features.on(Feat::UTIL_EST)) u = std::max(u, rq_of(cpu).util_est);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <utility>
 
 #include "fuse_test_util.h"
 #include "kernel/pelt.h"
@@ -168,4 +169,31 @@ TEST_CASE("util_est: a task that waits for its CPU keeps its estimate, alone it 
     CHECK(alone.util_est < alone.util_avg + 30);
     CHECK(shared.runnable_avg > shared.util_avg + 10);
     CHECK(shared.util_est > shared.util_avg + 200);
+}
+
+TEST_CASE("runnable_boost: schedutil reads a CPU's runnable average from Linux 6.5 on, its utilisation alone before",
+          "[pelt][schedutil]") {
+    // "sched/fair, cpufreq: Introduce 'runnable boosting'" (Linux 6.5): cpu_util_cfs_boost() raises
+    // util_avg to runnable_avg, so tasks queued behind each other ask for a higher clock. Two
+    // tasks on CPU 0 wake together every 10 ms and run 2 ms each: one always waits for the other.
+    auto run = [](bool boost) {
+        const json d = doc(std::string(R"({"machine": {"preset": "e5-2650-2s", "profile": {"runnable_boost": )") +
+                           (boost ? "true" : "false") + R"(}}, "workload": {"kind": "program", "tasks": [
+            {"name": "A", "cpus": "0", "program": [{"loop": 0, "do": [{"sleep": "8ms"}, {"run": "2ms"}]}]},
+            {"name": "B", "cpus": "0", "program": [{"loop": 0, "do": [{"sleep": "8ms"}, {"run": "2ms"}]}]}]},
+            "policies": ["plain"], "run": {"duration": "400ms"}})");
+        testutil::FuseSim sim(d);
+        double boosted = 0, plain = 0;
+        for (Time t = 200 * kNsPerMs; t < 300 * kNsPerMs; t += kNsPerMs) {
+            sim.engine.run_until(t);
+            boosted += sim.sched.cpu_util_cfs_boost(0);
+            plain += sim.sched.cpu_util(0);
+        }
+        return std::pair{boosted / 100, plain / 100};
+    };
+    const auto on = run(true), off = run(false);
+    INFO("6.5+: schedutil input " << on.first << " (cpu_util " << on.second << "); before: " << off.first << " ("
+                                  << off.second << ")");
+    CHECK(on.first > on.second * 1.1);
+    CHECK(off.first == off.second);
 }
