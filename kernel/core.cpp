@@ -593,6 +593,13 @@ void Scheduler::check_invariants() const {
                 throw std::logic_error("task " + t.comm + " running but not curr");
         }
     }
+    // tg->load_avg is the sum of its runqueues' published parts.
+    for (const TaskGroupState& tg : groups_) {
+        double parts = 0;
+        for (const GroupCpu& gc : tg.cpu) parts += gc.tg_contrib;
+        if (std::abs(parts - tg.load_avg) > 1e-6 * (1 + parts))
+            throw std::logic_error("a group's load_avg disagrees with its runqueues' parts");
+    }
 }
 
 }  // namespace wakesim
