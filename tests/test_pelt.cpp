@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <utility>
 
 #include "fuse_test_util.h"
@@ -24,6 +25,14 @@ void advance(Pelt& sa, Time& now, Time span, Time step, bool running) {
         now = std::min(end, now + step);
         pelt::update(sa, now, running ? 1 : 0, running ? 1 : 0, running, 1024, 1024);
     }
+}
+
+// The task named `comm` of a simulation; fails the test when there is none.
+const Task& task_named(const testutil::FuseSim& sim, const std::string& comm) {
+    for (int i = 0; i < sim.sched.nr_tasks(); ++i)
+        if (sim.sched.task(i).comm == comm) return sim.sched.task(i);
+    FAIL("no task " << comm);
+    return sim.sched.task(0);
 }
 
 }  // namespace
@@ -101,14 +110,9 @@ TEST_CASE("PELT: a sleeper left queued by DELAY_DEQUEUE counts as load, not as r
             "policies": ["plain"], "run": {"duration": "400ms"}})");
         testutil::FuseSim sim(d);
         sim.run(300 * kNsPerMs);
-        for (int i = 0; i < sim.sched.nr_tasks(); ++i) {
-            const Task& t = sim.sched.task(i);
-            if (t.comm != "S") continue;
-            const Pelt p = sim.sched.task_pelt_now(t);
-            return Shares{p.load_avg * 1024 / t.weight, p.runnable_avg};  // load_avg is weighted
-        }
-        FAIL("no task S");
-        return Shares{};
+        const Task& t = task_named(sim, "S");
+        const Pelt p = sim.sched.task_pelt_now(t);
+        return Shares{p.load_avg * 1024 / t.weight, p.runnable_avg};  // load_avg is weighted
     };
     const Shares delayed = run(true), plain = run(false);
     INFO("DELAY_DEQUEUE: load " << delayed.load << ", runnable " << delayed.runnable << "; off: load " << plain.load
@@ -129,17 +133,12 @@ TEST_CASE("PELT: a wakee's wait on a remote wake list is neither runnable nor lo
         "policies": ["plain"], "run": {"duration": "400ms"}})");
     testutil::FuseSim sim(d);
     sim.run(300 * kNsPerMs);
-    for (int i = 0; i < sim.sched.nr_tasks(); ++i) {
-        const Task& t = sim.sched.task(i);
-        if (t.comm != "S") continue;
-        const Pelt p = sim.sched.task_pelt_now(t);
-        INFO("S: util_avg " << p.util_avg << ", runnable_avg " << p.runnable_avg << ", wakeups " << t.nr_wakeups);
-        REQUIRE(t.nr_wakeups > 50);
-        REQUIRE(p.util_avg > 10);
-        CHECK(p.runnable_avg <= p.util_avg + 1);
-        return;
-    }
-    FAIL("no task S");
+    const Task& t = task_named(sim, "S");
+    const Pelt p = sim.sched.task_pelt_now(t);
+    INFO("S: util_avg " << p.util_avg << ", runnable_avg " << p.runnable_avg << ", wakeups " << t.nr_wakeups);
+    REQUIRE(t.nr_wakeups > 50);
+    REQUIRE(p.util_avg > 10);
+    CHECK(p.runnable_avg <= p.util_avg + 1);
 }
 
 TEST_CASE("util_est: a task that waits for its CPU keeps its estimate, alone it follows its utilisation down",
@@ -157,10 +156,7 @@ TEST_CASE("util_est: a task that waits for its CPU keeps its estimate, alone it 
             "policies": ["plain"], "run": {"duration": "400ms"}})");
         testutil::FuseSim sim(d);
         sim.run(300 * kNsPerMs);
-        for (int i = 0; i < sim.sched.nr_tasks(); ++i)
-            if (sim.sched.task(i).comm == "S") return sim.sched.task_pelt_now(sim.sched.task(i));
-        FAIL("no task S");
-        return Pelt{};
+        return sim.sched.task_pelt_now(task_named(sim, "S"));
     };
     const Pelt alone = run(false), shared = run(true);
     INFO("alone: util_avg " << alone.util_avg << ", util_est " << alone.util_est << "; with a hog: util_avg "
