@@ -161,7 +161,7 @@ void Scheduler::pelt_apply_removed(int cpu, int group) {
     Pelt& s = rq_of(cpu).pelt;
     rq_of(cpu).util_decayed = true;  // update_cfs_rq_load_avg(): removed.nr makes it `decayed`
     for (auto it = pending.begin(); it != pending.end();) {
-        if (group >= 0 && it->group != group) {
+        if (it->group != group) {
             ++it;
             continue;
         }
@@ -203,11 +203,11 @@ void Scheduler::update_tg_load_avg(int cpu, int group) {
 }
 
 // update_blocked_averages(): every runqueue of the CPU brought up to date, removed contributions
-// subtracted, each group's part of its tg->load_avg refreshed.
+// subtracted (only grouped tasks leave them pending), each group's part of its tg->load_avg
+// refreshed.
 void Scheduler::update_blocked_averages(int cpu) {
     pelt_update_cpu(cpu);
     for (size_t g = 0; g < groups_.size(); ++g) pelt_update_group(cpu, static_cast<int>(g));
-    pelt_apply_removed(cpu, -1);
     cpufreq_update_util(cpu);  // sched_balance_update_blocked_averages(): if decayed
 }
 

@@ -464,8 +464,8 @@ private:
     void pelt_migrate(Task& p, int from_cpu, int to_cpu);
     void pelt_attach(Task& p, int cpu);
     void post_init_entity_util_avg(Task& p, int cpu);
-    // update_cfs_rq_load_avg() of `group`'s runqueue on `cpu` (-1: every group's, as
-    // update_blocked_averages() does): the removed contributions come off the CPU's signal.
+    // update_cfs_rq_load_avg()'s first step for `group`'s runqueue on `cpu`: the contributions
+    // its migrated tasks left come off the group's signal and the CPU's.
     void pelt_apply_removed(int cpu, int group);
     void update_blocked_averages(int cpu);
     // update_load_avg(UPDATE_TG) of `group`'s runqueue on `cpu`: its load brought to now, the
