@@ -155,20 +155,21 @@ void Scheduler::post_init_entity_util_avg(Task& p, int cpu) {
     sa.runnable_avg = sa.util_avg;
 }
 
-void Scheduler::pelt_apply_removed(int cpu, int group) {
+bool Scheduler::pelt_apply_removed(int cpu, int group) {
     auto& pending = rq_of(cpu).removed;
-    if (pending.empty()) return;
-    Pelt& s = rq_of(cpu).pelt;
-    rq_of(cpu).util_decayed = true;  // update_cfs_rq_load_avg(): removed.nr makes it `decayed`
+    bool removed = false;
     for (auto it = pending.begin(); it != pending.end();) {
         if (it->group != group) {
             ++it;
             continue;
         }
-        pelt_subtract(s, *it);
-        pelt_subtract(groups_[static_cast<size_t>(it->group)].cpu[static_cast<size_t>(cpu)].avg, *it);
+        pelt_subtract(rq_of(cpu).pelt, *it);
+        pelt_subtract(groups_[static_cast<size_t>(group)].cpu[static_cast<size_t>(cpu)].avg, *it);
         it = pending.erase(it);
+        removed = true;
     }
+    if (removed) rq_of(cpu).util_decayed = true;  // update_cfs_rq_load_avg(): removed.nr makes it `decayed`
+    return removed;
 }
 
 // update_cfs_rq_load_avg() of the group's runqueue: the removed load off, the load decayed to now;
@@ -176,11 +177,8 @@ void Scheduler::pelt_apply_removed(int cpu, int group) {
 // update_tg_load_avg().
 bool Scheduler::pelt_sync_group(int cpu, int group) {
     GroupCpu& gc = groups_[static_cast<size_t>(group)].cpu[static_cast<size_t>(cpu)];
-    const auto& pending = rq_of(cpu).removed;
-    bool decayed = std::any_of(pending.begin(), pending.end(), [&](const PeltRemoved& r) { return r.group == group; });
-    if (decayed) pelt_apply_removed(cpu, group);
-    decayed |= pelt::update(gc.avg, engine_.now(), gc.q.load_weight, 0, false, 0, 1);
-    return decayed;
+    const bool removed = pelt_apply_removed(cpu, group);
+    return pelt::update(gc.avg, engine_.now(), gc.q.load_weight, 0, false, 0, 1) || removed;
 }
 
 void Scheduler::pelt_update_group(int cpu, int group) {

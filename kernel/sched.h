@@ -465,8 +465,8 @@ private:
     void pelt_attach(Task& p, int cpu);
     void post_init_entity_util_avg(Task& p, int cpu);
     // update_cfs_rq_load_avg()'s first step for `group`'s runqueue on `cpu`: the contributions
-    // its migrated tasks left come off the group's signal and the CPU's.
-    void pelt_apply_removed(int cpu, int group);
+    // its migrated tasks left come off the group's signal and the CPU's; true if there were any.
+    bool pelt_apply_removed(int cpu, int group);
     void update_blocked_averages(int cpu);
     // update_load_avg(UPDATE_TG) of `group`'s runqueue on `cpu`: its load brought to now, the
     // removed contributions off, then update_tg_load_avg().
