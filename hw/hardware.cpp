@@ -7,6 +7,10 @@
 
 namespace wakesim {
 
+namespace {
+constexpr int64_t kIowaitBoostMin = 1024 / 8;  // IOWAIT_BOOST_MIN: SCHED_CAPACITY_SCALE / 8
+}  // namespace
+
 Hardware::Hardware(Engine& engine, const Topology& topo, const MachineProfile& prof)
     : engine_(engine), target_(engine.add_target(this)), topo_(topo), prof_(prof) {
     const int n = topo_.nr_cpus();
@@ -108,8 +112,7 @@ Hardware::Hardware(Engine& engine, const Topology& topo, const MachineProfile& p
         for (size_t i = 0; i < doms_.size(); ++i)
             pkg_doms_[static_cast<size_t>(topo_.cpu(doms_[i].cpus.front()).package)].push_back(static_cast<int>(i));
     }
-    boost_.assign(static_cast<size_t>(n), 0);
-    boost_time_.assign(static_cast<size_t>(n), 0);
+    sg_.assign(static_cast<size_t>(n), {});
     tick_ns_ = kNsPerSec / std::max<int64_t>(1, prof_.tick_hz);
     speed_.assign(static_cast<size_t>(n), 1.0);
     inv_speed_.assign(static_cast<size_t>(n), 1.0);
@@ -268,33 +271,50 @@ void Hardware::request(Domain& d, int64_t khz) {
                      static_cast<int32_t>(&d - doms_.data()), d.gen);
 }
 
-// sugov_update_shared()/sugov_next_freq_shared(): the policy's highest utilisation, 25% headroom,
-// clamped by the runqueue's uclamp (sugov_get_util()), the lowest OPP at or above it, at most once
-// per rate limit.
-void Hardware::util_changed(int cpu) {
-    if (gov_ != Gov::schedutil || !client_) return;
-    Domain& d = doms_[static_cast<size_t>(dom_of_[static_cast<size_t>(cpu)])];
+// cpufreq_update_util() under schedutil: sugov_iowait_boost(), then, once the policy's rate
+// limit allows, sugov_update_single_freq() (a policy of one CPU) or sugov_update_shared().
+void Hardware::util_changed(int cpu, bool iowait) {
+    if (gov_ != Gov::schedutil) return;
     const Time now = engine_.now();
-    // sugov_should_update_freq(): -kTimeNever means no change yet (or one forced): always evaluate
-    // (and never compute now - (-kTimeNever), which overflows).
-    if (d.last_eval != -kTimeNever && now - d.last_eval < rate_limit_) return;
-    double rel = 0;
-    for (int c : d.cpus) {
-        const double cap = topo_.cpu(c).capacity;
-        const double u = std::max(client_->cpu_util(c), static_cast<double>(iowait_boost_value(c)) * cap / 1024.0);
-        if (!uclamp_) {
-            rel = std::max(rel, u / cap);
-            continue;
-        }
-        // effective_cpu_util() + sugov_effective_cpu_perf(): the headroom, capped by the rq's
-        // uclamp_max (and the capacity), raised to its uclamp_min; kept in rel's unit (before 1.25).
-        const UclampPair uc = client_->cpu_uclamp(c);
-        const double perf = std::max(static_cast<double>(uc.min), std::min(1.25 * u, std::min(cap, static_cast<double>(uc.max))));
-        rel = std::max(rel, perf / (1.25 * cap));
+    // sugov_iowait_boost(): a boost left from more than a tick ago restarts; a wakeup from I/O
+    // doubles it once until an evaluation has used it.
+    SugovCpu& sc = sg_[static_cast<size_t>(cpu)];
+    if (sc.boost && now - sc.last_update > tick_ns_) {
+        sc.boost = iowait ? kIowaitBoostMin : 0;
+        sc.boost_pending = iowait;
+    } else if (iowait && !sc.boost_pending) {
+        sc.boost_pending = true;
+        sc.boost = sc.boost ? std::min<int64_t>(1024, sc.boost * 2) : kIowaitBoostMin;
     }
-    // get_next_freq(): 1.25 x the policy's max frequency x util / capacity, on the policy's OPPs.
-    const double want = 1.25 * static_cast<double>(d.fmax) * std::min(1.0, rel);
-    const int64_t next = opp_at_least(d, static_cast<int64_t>(want));
+    sc.last_update = now;
+    if (!client_) return;
+    Domain& d = doms_[static_cast<size_t>(dom_of_[static_cast<size_t>(cpu)])];
+    if (prof_.cpufreq_per_cpu || d.cpus.size() == 1) {
+        // sugov_update_single_freq(): this CPU's own request; the CPUs sharing the clock run at
+        // the highest request among them (hardware coordination).
+        // sugov_should_update_freq(): -kTimeNever means no change yet: always evaluate.
+        if (sc.last_freq_update != -kTimeNever && now - sc.last_freq_update < rate_limit_) return;
+        int64_t next = opp_at_least(d, static_cast<int64_t>(1.25 * static_cast<double>(d.fmax) * sugov_perf(cpu)));
+        // sugov_hold_freq(): no lower request while the CPU has not been idle (long enough to stop
+        // its tick) since the last evaluation, unless uclamp_max caps the CPU (uclamp_rq_is_capped()).
+        const bool busy = sc.idle_calls == sc.saved_idle_calls;
+        sc.saved_idle_calls = sc.idle_calls;
+        const bool capped = uclamp_ && client_->cpu_uclamp(cpu).max < 1024 && client_->cpu_util(cpu) >= client_->cpu_uclamp(cpu).max;
+        if (busy && next < sc.next_freq && !capped) next = sc.next_freq;
+        // sugov_update_next_freq(): the window restarts only when the request changes.
+        if (next == sc.next_freq) return;
+        sc.next_freq = next;
+        sc.last_freq_update = now;
+        int64_t highest = 0;
+        for (int c : d.cpus) highest = std::max(highest, sg_[static_cast<size_t>(c)].next_freq);
+        request(d, highest);
+        return;
+    }
+    if (d.last_eval != -kTimeNever && now - d.last_eval < rate_limit_) return;
+    // sugov_next_freq_shared(): the policy's highest need.
+    double rel = 0;
+    for (int c : d.cpus) rel = std::max(rel, sugov_perf(c));
+    const int64_t next = opp_at_least(d, static_cast<int64_t>(1.25 * static_cast<double>(d.fmax) * rel));
     // sugov_update_next_freq(): last_freq_update_time moves only when the request changes, so an
     // evaluation that keeps the frequency does not restart the rate-limit window.
     if (next == d.target) return;
@@ -302,21 +322,39 @@ void Hardware::util_changed(int cpu) {
     request(d, next);
 }
 
-int64_t Hardware::iowait_boost_value(int cpu) const {
-    const int64_t b = boost_[static_cast<size_t>(cpu)];
-    if (b == 0) return 0;
-    const Time ticks = (engine_.now() - boost_time_[static_cast<size_t>(cpu)]) / tick_ns_;
-    const int64_t v = ticks >= 8 ? 0 : b >> ticks;
-    return v < 128 ? 0 : v;  // IOWAIT_BOOST_MIN: below it the boost is dropped
+// sugov_get_util() with sugov_iowait_apply(): a CPU's need relative to its capacity, before
+// the 1.25 headroom of get_next_freq() (at most 1).
+double Hardware::sugov_perf(int cpu) {
+    const double cap = topo_.cpu(cpu).capacity;
+    const double u = std::max(client_->cpu_util(cpu), static_cast<double>(iowait_apply(cpu)) * cap / 1024.0);
+    if (!uclamp_) return std::min(1.0, u / cap);
+    // effective_cpu_util() + sugov_effective_cpu_perf(): the headroom, capped by the rq's
+    // uclamp_max (and the capacity), raised to its uclamp_min.
+    const UclampPair uc = client_->cpu_uclamp(cpu);
+    const double perf = std::max(static_cast<double>(uc.min), std::min(1.25 * u, std::min(cap, static_cast<double>(uc.max))));
+    return std::min(1.0, perf / (1.25 * cap));
 }
 
-void Hardware::iowait_boost(int cpu) {
-    if (gov_ != Gov::schedutil) return;
-    const int64_t cur = iowait_boost_value(cpu);
-    const bool recent = engine_.now() - boost_time_[static_cast<size_t>(cpu)] <= tick_ns_;
-    boost_[static_cast<size_t>(cpu)] = cur == 0 ? 128 : recent ? std::min<int64_t>(1024, cur * 2) : cur;
-    boost_time_[static_cast<size_t>(cpu)] = engine_.now();
-    util_changed(cpu);
+// sugov_iowait_apply(): the boost an evaluation uses (0: none), halved unless a wakeup from I/O
+// refreshed it since the last evaluation; dropped below IOWAIT_BOOST_MIN or after a tick
+// without an update of the CPU.
+int64_t Hardware::iowait_apply(int cpu) {
+    SugovCpu& sc = sg_[static_cast<size_t>(cpu)];
+    if (!sc.boost) return 0;
+    if (engine_.now() - sc.last_update > tick_ns_) {
+        sc.boost = 0;
+        sc.boost_pending = false;
+        return 0;
+    }
+    if (!sc.boost_pending) {
+        sc.boost >>= 1;
+        if (sc.boost < kIowaitBoostMin) {
+            sc.boost = 0;
+            return 0;
+        }
+    }
+    sc.boost_pending = false;
+    return sc.boost;
 }
 
 // od_dbs_update()/cs_dbs_update(): load = busy fraction of the busiest CPU over the period.
@@ -380,6 +418,9 @@ void Hardware::idle_enter(int cpu) {
     for (size_t i = 0; i < states_.size(); ++i)
         if (states_[i].residency_ns <= predicted) pick = static_cast<int>(i);
     idle_state_[static_cast<size_t>(cpu)] = pick;
+    // tick_nohz_idle_stop_tick() counts idle_calls only where the governor lets the tick stop:
+    // not for a polling state or a predicted idle shorter than a tick (menu_select()).
+    if (predicted >= tick_ns_ && !states_[static_cast<size_t>(pick)].polling) ++sg_[static_cast<size_t>(cpu)].idle_calls;
     if (!c0_.empty() && states_[static_cast<size_t>(pick)].polling) set_c0(cpu, true);  // POLL is C0
     acc_[static_cast<size_t>(cpu)].idle_entered = engine_.now();
     acc_[static_cast<size_t>(cpu)].idle_since = engine_.now();

@@ -56,14 +56,17 @@ public:
 
     // A CPU starts or stops running tasks (SMT contention, governor load, residency).
     void set_busy(int cpu, bool busy);
-    // cpufreq_update_util(): the CPU's utilisation changed (enqueue, dequeue, tick).
-    void util_changed(int cpu);
+    // cpufreq_update_util(): the CPU's utilisation changed (enqueue, dequeue, tick); `iowait`:
+    // SCHED_CPUFREQ_IOWAIT, a task woken from I/O wait was enqueued.
+    void util_changed(int cpu, bool iowait = false);
     // The scheduler has a clamped task (uclamp_is_used()): schedutil reads the runqueues' clamps.
     void set_uclamp_used() { uclamp_ = true; }
-    // sugov_iowait_boost(): a task woken from I/O wait raises the CPU's boost (128, doubling per
-    // consecutive iowait wakeup up to 1024, halved each tick it is not refreshed).
-    void iowait_boost(int cpu);
-    int64_t iowait_boost_value(int cpu) const;
+    // sugov_iowait_boost(): a task woken from I/O wait raises the CPU's boost (128, doubling at
+    // each such wakeup up to 1024); each evaluation of the policy without one halves it, and a
+    // CPU without a cpufreq update for a tick loses it (sugov_iowait_apply()).
+    void iowait_boost(int cpu) { util_changed(cpu, true); }
+    // The boost as the CPU's state holds it (not applied: applying it halves it).
+    int64_t iowait_boost_value(int cpu) const { return sg_[static_cast<size_t>(cpu)].boost; }
 
     // cpuidle: the idle governor picks a state on entry; a wake pays that state's exit latency.
     void idle_enter(int cpu);
@@ -209,8 +212,17 @@ private:
     std::vector<CpuAcc> acc_;
     std::vector<std::vector<int64_t>> em_power_uw_;  // per CPU, per OPP: its energy-model power; empty: none
     std::vector<int> shared_last_cpu_;
-    std::vector<int64_t> boost_;
-    std::vector<Time> boost_time_;
+    struct SugovCpu {  // struct sugov_cpu, and a policy of its own CPU (cpufreq_per_cpu)
+        int64_t boost = 0;  // iowait_boost
+        bool boost_pending = false;
+        Time last_update = 0;  // of any cpufreq update of this CPU
+        int64_t next_freq = 0;  // the CPU's own request
+        Time last_freq_update = -kTimeNever;
+        uint64_t idle_calls = 0, saved_idle_calls = 0;  // tick_nohz_get_idle_calls_cpu()
+    };
+    std::vector<SugovCpu> sg_;
+    int64_t iowait_apply(int cpu);
+    double sugov_perf(int cpu);
     Time tick_ns_ = 4000000;
     int64_t refill_ns_ = 0, refill_at_window_ = 0;
     Time window_start_ = 0;

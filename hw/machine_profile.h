@@ -40,6 +40,7 @@ struct MachineProfile {
     int64_t tick_hz = 250;            // CONFIG_HZ
     bool preempt_lazy = false;        // wakeup preemption waits for the next tick (preempt=lazy)
     bool preempt_full = false;        // kernel code is preemptible (preempt=full); else only at return to user
+    bool cpufreq_per_cpu = false;    // each CPU its own cpufreq policy; a shared clock runs at the highest request
     bool runnable_boost = true;       // schedutil and migrate_util read runnable_avg too (Linux 6.5+)
     int64_t vcpu_pack = 0;            // the guest kernel's sched_vcpu_pack bits (out of tree); 0: mainline
     int64_t cost_jitter_pct = 3;      // each kernel-path cost varies uniformly by +-this percent (seeded)

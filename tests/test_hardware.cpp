@@ -285,6 +285,100 @@ TEST_CASE("schedutil: with per-core P-states (xeon-2s-16c32t) only the core's tw
     CHECK(r.changed_set() == std::set<int>{0, 16});
 }
 
+TEST_CASE("schedutil, a policy per CPU (cpufreq_per_cpu): each CPU requests alone and the core runs at the higher request",
+          "[hardware]") {
+    // x86 under intel_cpufreq, or acpi-cpufreq with _PSD HW_ALL: sugov_update_single_freq() per CPU;
+    // SMT siblings share the core's clock, which hardware sets from the higher P-state request.
+    Rig r("xeon-2s-16c32t");
+    REQUIRE(r.prof.cpufreq_per_cpu);
+    const Time limit = r.prof.freq_transition_ns * 3 / 2;
+    r.advance_to(kStart);
+    r.set_util(0, 0.7);
+    r.set_util(16, 0.1);  // CPU 0's sibling
+    r.hw.util_changed(16);
+    r.advance(r.prof.freq_transition_ns);
+    CHECK(r.hw.freq_khz(16) == lowest_opp_at_least(r.prof, 1.25 * 0.1 * 3000000));  // its own need: 800 MHz
+    r.hw.util_changed(0);
+    r.advance(r.prof.freq_transition_ns);
+    const int64_t f07 = lowest_opp_at_least(r.prof, 1.25 * 0.7 * 3000000);  // 2.8 GHz
+    CHECK(r.hw.freq_khz(0) == f07);
+    CHECK(r.hw.freq_khz(16) == f07);
+    // CPU 16's own evaluation does not lower the core: CPU 0's request stands.
+    r.advance(2 * limit);
+    r.hw.util_changed(16);
+    r.advance(r.prof.freq_transition_ns);
+    CHECK(r.hw.freq_khz(16) == f07);
+}
+
+TEST_CASE("schedutil, a policy per CPU: no lower request until the CPU has been idle long enough to stop its tick "
+          "(sugov_hold_freq)", "[hardware]") {
+    Rig r("xeon-2s-16c32t");
+    const Time limit = r.prof.freq_transition_ns * 3 / 2;
+    const int64_t fmin = r.prof.opp_khz.front();
+    auto idle_periods = [&r](int n, Time each) {
+        for (int i = 0; i < n; ++i) {
+            r.hw.idle_enter(0);
+            r.advance(each);
+            r.hw.idle_exit(0);
+        }
+    };
+    r.advance_to(kStart);
+    idle_periods(8, 20 * kNsPerUs);  // the menu governor's history: short periods
+    r.set_util(0, 0.7);
+    r.hw.util_changed(0);
+    r.advance(2 * limit);
+    const int64_t high = r.hw.freq_khz(0);
+    REQUIRE(high > fmin);
+    // More short periods: menu keeps the tick, tick_nohz_idle_stop_tick() is not called and
+    // idle_calls stays, so the CPU counts as busy and its request is held.
+    r.set_util(0, 0.0);
+    idle_periods(3, 20 * kNsPerUs);
+    r.hw.util_changed(0);
+    r.advance(2 * limit);
+    CHECK(r.hw.freq_khz(0) == high);
+    // Long idle periods: the governor predicts more than a tick and lets it stop; the next
+    // evaluation finds idle_calls moved and lowers the request.
+    idle_periods(8, 10 * kNsPerMs);
+    r.hw.util_changed(0);
+    r.advance(2 * limit);
+    CHECK(r.hw.freq_khz(0) == fmin);
+}
+
+TEST_CASE("schedutil's iowait boost is used once per wakeup from I/O: each evaluation without one halves it, "
+          "a tick without an update of the CPU drops it (sugov_iowait_apply)", "[hardware]") {
+    // e5-2650-2s: one policy per package, so an evaluation started by any of its CPUs applies
+    // (and halves) every CPU's boost.
+    Rig r("e5-2650-2s", no_turbo());
+    REQUIRE_FALSE(r.prof.cpufreq_per_cpu);
+    r.advance_to(kStart);
+    for (int c = 0; c < r.topo.nr_cpus(); ++c) r.set_util(c, 0.0);
+    const Time step = 100 * kNsPerUs;  // past the 15 us rate limit, within a tick
+    for (int i = 0; i < 4; ++i) {
+        r.advance(step);
+        r.hw.iowait_boost(3);
+    }
+    CHECK(r.hw.iowait_boost_value(3) == 1024);
+    r.advance(r.prof.freq_transition_ns);
+    CHECK(r.hw.freq_khz(3) == kFmax);
+    // CPU 5 (same package) updates: the evaluation applies CPU 3's boost without a new wakeup
+    // from I/O, halved; CPU 3 updates itself: halved again.
+    r.advance(step);
+    r.hw.util_changed(5);
+    CHECK(r.hw.iowait_boost_value(3) == 512);
+    r.advance(step);
+    r.hw.util_changed(3);
+    CHECK(r.hw.iowait_boost_value(3) == 256);
+    // A wakeup from I/O doubles it once; an evaluation uses it without halving.
+    r.advance(step);
+    r.hw.iowait_boost(3);
+    CHECK(r.hw.iowait_boost_value(3) == 512);
+    // More than a tick without an update of CPU 3: the next evaluation drops its boost.
+    r.advance(r.prof.freq_transition_ns);
+    r.advance(kNsPerSec / r.prof.tick_hz + kNsPerUs);
+    r.hw.util_changed(5);
+    CHECK(r.hw.iowait_boost_value(3) == 0);
+}
+
 TEST_CASE("performance stays at fmax and powersave at fmin whatever the utilisation", "[hardware]") {
     for (double u : {0.0, 0.3, 0.9, 1.0}) {
         INFO("util " << u);
