@@ -123,6 +123,7 @@ Hardware::Hardware(Engine& engine, const Topology& topo, const MachineProfile& p
     for (size_t c = 0; c < idle_hist_.size(); ++c)
         for (Time x : idle_hist_[c]) idle_hist_sum_[c] += x;
     idle_hist_pos_.assign(static_cast<size_t>(n), 0);
+    idle_avg_.assign(static_cast<size_t>(n), 10 * kNsPerMs);
     idle_state_.assign(static_cast<size_t>(n), -1);
     acc_.assign(static_cast<size_t>(n), CpuAcc{});
     for (int c = 0; c < n; ++c) {
@@ -400,23 +401,80 @@ void Hardware::on_event(const Event& e) {
     }
 }
 
-// menu: the average of the last eight idle periods; teo: shallower when most of them ended
-// early (intercepts dominate). Then the deepest state whose residency fits.
+namespace {
+
+// get_typical_interval() (drivers/cpuidle/governors/menu.c, v6.19): the mean of the last eight
+// idle periods (in us, as menu keeps them) when their spread is small (stddev under 20 us or
+// under a sixth of the mean); else the sample farther from the mean is dropped and the test
+// repeated while at least six remain. No pattern: kNoPattern.
+constexpr uint64_t kNoPattern = UINT32_MAX;
+uint64_t typical_interval_us(const std::array<Time, 8>& h) {
+    int64_t min_thresh = -1, max_thresh = UINT32_MAX;
+    for (;;) {
+        uint64_t sum = 0, sq = 0, max = 0, min = UINT32_MAX;
+        uint64_t divisor = 0;
+        for (Time ns : h) {
+            const auto v = static_cast<int64_t>(ns / 1000);
+            if (v <= min_thresh || v >= max_thresh) continue;
+            ++divisor;
+            sum += static_cast<uint64_t>(v);
+            sq += static_cast<uint64_t>(v) * static_cast<uint64_t>(v);
+            max = std::max(max, static_cast<uint64_t>(v));
+            min = std::min(min, static_cast<uint64_t>(v));
+        }
+        if (max == 0) return kNoPattern;
+        const uint64_t avg = sum / divisor;
+        const uint64_t avg_sq = avg * avg;
+        const uint64_t variance = sq / divisor - avg_sq;
+        if (variance <= UINT64_MAX / 36 && ((avg_sq > variance * 36 && divisor * 4 >= 24) || variance <= 400)) return avg;
+        if (divisor * 4 <= 24) return kNoPattern;
+        if (avg - min > max - avg)
+            min_thresh = static_cast<int64_t>(min);
+        else
+            max_thresh = static_cast<int64_t>(max);
+    }
+}
+
+}  // namespace
+
+// menu_select(): the typical interval of the last eight periods; above 15 us, no more than the
+// timer-based estimate, which without timers in the model is the correction-factor average of
+// all periods (an average with weight 1/8). The deepest state whose residency fits, a physical
+// state rather than polling unless a timer is due. teo: shallower when most recent periods ended
+// early (intercepts dominate).
 void Hardware::idle_enter(int cpu) {
     const auto& h = idle_hist_[static_cast<size_t>(cpu)];
     Time predicted;
+    int pick = 0;
     if (teo_) {
         // Shallower only when early wakeups ("intercepts") are the majority of recent periods:
         // the 4th shortest of the last 8.
         std::array<Time, 8> sorted = h;
         std::sort(sorted.begin(), sorted.end());
         predicted = sorted[3];
+        for (size_t i = 0; i < states_.size(); ++i)
+            if (states_[i].residency_ns <= predicted) pick = static_cast<int>(i);
     } else {
-        predicted = idle_hist_sum_[static_cast<size_t>(cpu)] / static_cast<Time>(h.size());
+        const uint64_t typical = typical_interval_us(h);
+        predicted = typical == kNoPattern ? kTimeNever : static_cast<Time>(typical) * 1000;
+        if (predicted > 15 * kNsPerUs) predicted = std::min(predicted, idle_avg_[static_cast<size_t>(cpu)]);
+        for (size_t i = 0; i < states_.size(); ++i) {
+            if (states_[i].residency_ns <= predicted) {
+                pick = static_cast<int>(i);
+                continue;
+            }
+            // A polling state only when a timer is due before the next state would pay off:
+            // the model has no such timers, so the next physical state.
+            if (states_[static_cast<size_t>(pick)].polling) {
+                pick = static_cast<int>(i);
+                predicted = states_[i].residency_ns;
+                break;
+            }
+            // The tick stays: predict the chosen state's residency (the tick is not stopped).
+            if (predicted >= tick_ns_) predicted = states_[static_cast<size_t>(pick)].residency_ns;
+            break;
+        }
     }
-    int pick = 0;
-    for (size_t i = 0; i < states_.size(); ++i)
-        if (states_[i].residency_ns <= predicted) pick = static_cast<int>(i);
     idle_state_[static_cast<size_t>(cpu)] = pick;
     // tick_nohz_idle_stop_tick() counts idle_calls only where the governor lets the tick stop:
     // not for a polling state or a predicted idle shorter than a tick (menu_select()).
@@ -442,6 +500,9 @@ void Hardware::idle_exit(int cpu) {
     auto& pos = idle_hist_pos_[static_cast<size_t>(cpu)];
     Time& slot = idle_hist_[static_cast<size_t>(cpu)][static_cast<size_t>(pos)];
     idle_hist_sum_[static_cast<size_t>(cpu)] += measured - slot;
+    // menu_update()'s correction factor: next_timer x factor follows the periods with weight 1/8.
+    Time& avg = idle_avg_[static_cast<size_t>(cpu)];
+    avg = avg - avg / 8 + measured / 8;
     slot = measured;
     pos = (pos + 1) % 8;
     st = -1;

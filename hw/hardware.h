@@ -208,6 +208,7 @@ private:
     std::vector<int> idle_state_;
     std::vector<std::array<Time, 8>> idle_hist_;
     std::vector<Time> idle_hist_sum_;  // of each CPU's idle_hist_ (menu's average)
+    std::vector<Time> idle_avg_;       // menu's timer-based estimate without timers: periods averaged with weight 1/8
     std::vector<int> idle_hist_pos_;
     std::vector<CpuAcc> acc_;
     std::vector<std::vector<int64_t>> em_power_uw_;  // per CPU, per OPP: its energy-model power; empty: none
