@@ -119,9 +119,14 @@ Hardware::Hardware(Engine& engine, const Topology& topo, const MachineProfile& p
     // Idle CPUs after boot: long idle history, so the governor picks the deepest state.
     idle_hist_.assign(static_cast<size_t>(n), {});
     for (auto& h : idle_hist_) h.fill(10 * kNsPerMs);
-    idle_hist_sum_.assign(static_cast<size_t>(n), 0);
+    idle_us_sum_.assign(static_cast<size_t>(n), 0);
+    idle_us_sq_.assign(static_cast<size_t>(n), 0);
     for (size_t c = 0; c < idle_hist_.size(); ++c)
-        for (Time x : idle_hist_[c]) idle_hist_sum_[c] += x;
+        for (Time x : idle_hist_[c]) {
+            const auto us = static_cast<uint64_t>(x / 1000);
+            idle_us_sum_[c] += us;
+            idle_us_sq_[c] += us * us;
+        }
     idle_hist_pos_.assign(static_cast<size_t>(n), 0);
     idle_avg_.assign(static_cast<size_t>(n), 10 * kNsPerMs);
     idle_state_.assign(static_cast<size_t>(n), -1);
@@ -408,7 +413,15 @@ namespace {
 // under a sixth of the mean); else the sample farther from the mean is dropped and the test
 // repeated while at least six remain. No pattern: kNoPattern.
 constexpr uint64_t kNoPattern = UINT32_MAX;
-uint64_t typical_interval_us(const std::array<Time, 8>& h) {
+uint64_t typical_interval_us(const std::array<Time, 8>& h, uint64_t sum_us, uint64_t sq_us) {
+    // The first pass over all eight, from the sums kept as periods are recorded.
+    if (sum_us == 0) return kNoPattern;
+    {
+        const uint64_t avg = sum_us >> 3;
+        const uint64_t avg_sq = avg * avg;
+        const uint64_t variance = (sq_us >> 3) - avg_sq;
+        if (variance <= UINT64_MAX / 36 && (avg_sq > variance * 36 || variance <= 400)) return avg;
+    }
     int64_t min_thresh = -1, max_thresh = UINT32_MAX;
     for (;;) {
         uint64_t sum = 0, sq = 0, max = 0, min = UINT32_MAX;
@@ -455,7 +468,7 @@ void Hardware::idle_enter(int cpu) {
         for (size_t i = 0; i < states_.size(); ++i)
             if (states_[i].residency_ns <= predicted) pick = static_cast<int>(i);
     } else {
-        const uint64_t typical = typical_interval_us(h);
+        const uint64_t typical = typical_interval_us(h, idle_us_sum_[static_cast<size_t>(cpu)], idle_us_sq_[static_cast<size_t>(cpu)]);
         predicted = typical == kNoPattern ? kTimeNever : static_cast<Time>(typical) * 1000;
         if (predicted > 15 * kNsPerUs) predicted = std::min(predicted, idle_avg_[static_cast<size_t>(cpu)]);
         for (size_t i = 0; i < states_.size(); ++i) {
@@ -499,10 +512,12 @@ void Hardware::idle_exit(int cpu) {
     else measured = dur > 2 * exit ? dur - exit : dur / 2;
     auto& pos = idle_hist_pos_[static_cast<size_t>(cpu)];
     Time& slot = idle_hist_[static_cast<size_t>(cpu)][static_cast<size_t>(pos)];
-    idle_hist_sum_[static_cast<size_t>(cpu)] += measured - slot;
+    const auto old_us = static_cast<uint64_t>(slot) / 1000, new_us = static_cast<uint64_t>(measured) / 1000;
+    idle_us_sum_[static_cast<size_t>(cpu)] += new_us - old_us;
+    idle_us_sq_[static_cast<size_t>(cpu)] += new_us * new_us - old_us * old_us;
     // menu_update()'s correction factor: next_timer x factor follows the periods with weight 1/8.
     Time& avg = idle_avg_[static_cast<size_t>(cpu)];
-    avg = avg - avg / 8 + measured / 8;
+    avg = static_cast<Time>(static_cast<uint64_t>(avg) - static_cast<uint64_t>(avg) / 8 + static_cast<uint64_t>(measured) / 8);
     slot = measured;
     pos = (pos + 1) % 8;
     st = -1;

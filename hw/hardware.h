@@ -207,7 +207,7 @@ private:
     mutable int64_t lx_ns_ = 0;
     std::vector<int> idle_state_;
     std::vector<std::array<Time, 8>> idle_hist_;
-    std::vector<Time> idle_hist_sum_;  // of each CPU's idle_hist_ (menu's average)
+    std::vector<uint64_t> idle_us_sum_, idle_us_sq_;  // of each CPU's idle_hist_ in us, and of their squares (menu)
     std::vector<Time> idle_avg_;       // menu's timer-based estimate without timers: periods averaged with weight 1/8
     std::vector<int> idle_hist_pos_;
     std::vector<CpuAcc> acc_;
