@@ -303,10 +303,12 @@ void Hardware::util_changed(int cpu, bool iowait) {
         int64_t next = opp_at_least(d, static_cast<int64_t>(1.25 * static_cast<double>(d.fmax) * sugov_perf(cpu)));
         // sugov_hold_freq(): no lower request while the CPU has not been idle (long enough to stop
         // its tick) since the last evaluation, unless uclamp_max caps the CPU (uclamp_rq_is_capped()).
-        const bool busy = sc.idle_calls == sc.saved_idle_calls;
-        sc.saved_idle_calls = sc.idle_calls;
         const bool capped = uclamp_ && client_->cpu_uclamp(cpu).max < 1024 && client_->cpu_util(cpu) >= client_->cpu_uclamp(cpu).max;
-        if (busy && next < sc.next_freq && !capped) next = sc.next_freq;
+        if (!capped) {
+            const bool busy = sc.idle_calls == sc.saved_idle_calls;
+            sc.saved_idle_calls = sc.idle_calls;
+            if (busy && next < sc.next_freq) next = sc.next_freq;
+        }
         // sugov_update_next_freq(): the window restarts only when the request changes.
         if (next == sc.next_freq) return;
         sc.next_freq = next;
@@ -452,9 +454,9 @@ uint64_t typical_interval_us(const std::array<Time, 8>& h, uint64_t sum_us, uint
 
 // menu_select(): the typical interval of the last eight periods; above 15 us, no more than the
 // timer-based estimate, which without timers in the model is the correction-factor average of
-// all periods (an average with weight 1/8). The deepest state whose residency fits, a physical
-// state rather than polling unless a timer is due. teo: shallower when most recent periods ended
-// early (intercepts dominate).
+// all periods (an average with weight 1/8). The deepest state whose residency fits; a shallow
+// physical state rather than polling when its exit latency is within the prediction. teo:
+// shallower when most recent periods ended early (intercepts dominate).
 void Hardware::idle_enter(int cpu) {
     const auto& h = idle_hist_[static_cast<size_t>(cpu)];
     Time predicted;
@@ -476,9 +478,10 @@ void Hardware::idle_enter(int cpu) {
                 pick = static_cast<int>(i);
                 continue;
             }
-            // A polling state only when a timer is due before the next state would pay off:
-            // the model has no such timers, so the next physical state.
-            if (states_[static_cast<size_t>(pick)].polling) {
+            // A physical state instead of polling when its residency is under 15 us, its exit
+            // latency within the prediction, and no timer is due sooner (none in the model).
+            if (states_[static_cast<size_t>(pick)].polling && states_[i].residency_ns < 15 * kNsPerUs &&
+                states_[i].exit_ns <= predicted) {
                 pick = static_cast<int>(i);
                 predicted = states_[i].residency_ns;
                 break;

@@ -303,11 +303,13 @@ TEST_CASE("schedutil, a policy per CPU (cpufreq_per_cpu): each CPU requests alon
     const int64_t f07 = lowest_opp_at_least(r.prof, 1.25 * 0.7 * 3000000);  // 2.8 GHz
     CHECK(r.hw.freq_khz(0) == f07);
     CHECK(r.hw.freq_khz(16) == f07);
-    // CPU 16's own evaluation does not lower the core: CPU 0's request stands.
+    // CPU 16's own new request (1.2 GHz) does not lower the core: CPU 0's request stands.
     r.advance(2 * limit);
+    r.set_util(16, 0.3);
     r.hw.util_changed(16);
     r.advance(r.prof.freq_transition_ns);
     CHECK(r.hw.freq_khz(16) == f07);
+    CHECK(r.hw.freq_khz(0) == f07);
 }
 
 TEST_CASE("schedutil, a policy per CPU: no lower request until the CPU has been idle long enough to stop its tick "
@@ -366,11 +368,19 @@ TEST_CASE("schedutil's iowait boost is used once per wakeup from I/O: each evalu
     r.hw.util_changed(5);
     CHECK(r.hw.iowait_boost_value(3) == 512);
     r.advance(step);
-    r.hw.util_changed(3);
+    r.hw.util_changed(3);  // lowers the clock: the rate-limit window starts
     CHECK(r.hw.iowait_boost_value(3) == 256);
-    // A wakeup from I/O doubles it once; an evaluation uses it without halving.
-    r.advance(step);
+    // A wakeup from I/O doubles it once. Inside the window no evaluation uses it, so a second
+    // one does not double it again (iowait_boost_pending).
+    r.advance(kNsPerUs);
     r.hw.iowait_boost(3);
+    CHECK(r.hw.iowait_boost_value(3) == 512);
+    r.advance(kNsPerUs);
+    r.hw.iowait_boost(3);
+    CHECK(r.hw.iowait_boost_value(3) == 512);
+    // The next evaluation uses it without halving it.
+    r.advance(step);
+    r.hw.util_changed(3);
     CHECK(r.hw.iowait_boost_value(3) == 512);
     // More than a tick without an update of CPU 3: the next evaluation drops its boost.
     r.advance(r.prof.freq_transition_ns);
@@ -501,7 +511,7 @@ TEST_CASE("cpuidle (menu): short idle periods pick a shallow state, long ones th
         Time exit_ns;
     };
     const Row rows[] = {
-        {500, "C1", kNsPerUs},                  // sub-us gaps: C1, not POLL (no timer is due)
+        {500, "POLL", 0},                       // sub-us gaps: C1's 1 us exit is longer: poll
         {2 * kNsPerUs, "C1", kNsPerUs},         // us-scale request/reply gaps
         {100 * kNsPerUs, "C1E", 10 * kNsPerUs},
         {240 * kNsPerUs, "C3", 59 * kNsPerUs},  // learned as 181 us in C3: C3 again
@@ -518,7 +528,7 @@ TEST_CASE("cpuidle (menu): short idle periods pick a shallow state, long ones th
         CHECK(state_name(r.hw, 0) == row.state);
         CHECK(r.hw.wake_latency(0) == row.exit_ns);
         CHECK(r.hw.wake_latency(0) == r.hw.idle_states()[static_cast<size_t>(r.hw.idle_state(0))].exit_ns);
-        CHECK_FALSE(r.hw.polling(0));
+        CHECK(r.hw.polling(0) == (row.exit_ns == 0));
         // Another CPU's history is its own.
         CHECK(state_name(r.hw, 1) == "C6");
         r.advance(row.len);
@@ -529,7 +539,7 @@ TEST_CASE("cpuidle (menu): short idle periods pick a shallow state, long ones th
     }
 }
 
-TEST_CASE("cpuidle (menu): sub-microsecond periods give no typical interval, and the slow correction-factor average decides",
+TEST_CASE("cpuidle (menu): sub-microsecond periods give no typical interval, and the slow correction-factor average decides, then polls",
           "[hardware]") {
     // get_typical_interval() keeps periods in us: 500 ns periods are 0 us, no pattern. The
     // timer-based estimate starts at unity after boot and follows the periods with weight 1/8.
@@ -538,6 +548,10 @@ TEST_CASE("cpuidle (menu): sub-microsecond periods give no typical interval, and
     CHECK(state_name(r.hw, 0) == "C6");  // 10 ms x (7/8)^16 = 1.2 ms: still deep
     r.hw.idle_exit(0);
     idle_history(r, 0, std::vector<Time>(100, 500));
+    CHECK(state_name(r.hw, 0) == "POLL");
+    // Periods of 3 us: C1's exit latency fits the prediction, so C1 rather than polling.
+    r.hw.idle_exit(0);
+    idle_history(r, 0, std::vector<Time>(100, 3 * kNsPerUs));
     CHECK(state_name(r.hw, 0) == "C1");
 }
 
