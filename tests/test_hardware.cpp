@@ -317,15 +317,8 @@ TEST_CASE("schedutil, a policy per CPU: no lower request until the CPU has been 
     Rig r("xeon-2s-16c32t");
     const Time limit = r.prof.freq_transition_ns * 3 / 2;
     const int64_t fmin = r.prof.opp_khz.front();
-    auto idle_periods = [&r](int n, Time each) {
-        for (int i = 0; i < n; ++i) {
-            r.hw.idle_enter(0);
-            r.advance(each);
-            r.hw.idle_exit(0);
-        }
-    };
     r.advance_to(kStart);
-    idle_periods(8, 20 * kNsPerUs);  // the menu governor's history: short periods
+    idle_history(r, 0, std::vector<Time>(8, 20 * kNsPerUs));  // the menu governor's history: short periods
     r.set_util(0, 0.7);
     r.hw.util_changed(0);
     r.advance(2 * limit);
@@ -334,13 +327,13 @@ TEST_CASE("schedutil, a policy per CPU: no lower request until the CPU has been 
     // More short periods: menu keeps the tick, tick_nohz_idle_stop_tick() is not called and
     // idle_calls stays, so the CPU counts as busy and its request is held.
     r.set_util(0, 0.0);
-    idle_periods(3, 20 * kNsPerUs);
+    idle_history(r, 0, std::vector<Time>(3, 20 * kNsPerUs));
     r.hw.util_changed(0);
     r.advance(2 * limit);
     CHECK(r.hw.freq_khz(0) == high);
     // Long idle periods: the governor predicts more than a tick and lets it stop; the next
     // evaluation finds idle_calls moved and lowers the request.
-    idle_periods(8, 10 * kNsPerMs);
+    idle_history(r, 0, std::vector<Time>(8, 10 * kNsPerMs));
     r.hw.util_changed(0);
     r.advance(2 * limit);
     CHECK(r.hw.freq_khz(0) == fmin);
