@@ -539,11 +539,9 @@ TEST_CASE("cpuidle (menu): sub-microsecond periods give no typical interval, and
     Rig r("e5-2650-2s");
     idle_history(r, 0, std::vector<Time>(16, 500));
     CHECK(state_name(r.hw, 0) == "C6");  // 10 ms x (7/8)^16 = 1.2 ms: still deep
-    r.hw.idle_exit(0);
     idle_history(r, 0, std::vector<Time>(100, 500));
     CHECK(state_name(r.hw, 0) == "POLL");
     // Periods of 3 us: C1's exit latency fits the prediction, so C1 rather than polling.
-    r.hw.idle_exit(0);
     idle_history(r, 0, std::vector<Time>(100, 3 * kNsPerUs));
     CHECK(state_name(r.hw, 0) == "C1");
 }
