@@ -116,6 +116,7 @@ Hardware::Hardware(Engine& engine, const Topology& topo, const MachineProfile& p
     tick_ns_ = kNsPerSec / std::max<int64_t>(1, prof_.tick_hz);
     speed_.assign(static_cast<size_t>(n), 1.0);
     inv_speed_.assign(static_cast<size_t>(n), 1.0);
+    clock_speed_.assign(static_cast<size_t>(n), 1.0);
     // Idle CPUs after boot: long idle history, so the governor picks the deepest state.
     idle_hist_.assign(static_cast<size_t>(n), {});
     for (auto& h : idle_hist_) h.fill(10 * kNsPerMs);
@@ -159,6 +160,13 @@ void Hardware::recompute_speed(int cpu) {
     // ACPI CPPC, acpi-cpufreq tells x86's scale-invariance code to use the nominal frequency
     // (arch_set_max_freq_ratio(true) in acpi_cpufreq_cpu_init()).
     if (d.eff != d.cur) s = topo_.cpu(cpu).capacity / 1024.0 * static_cast<double>(d.eff) / static_cast<double>(d.fmax);
+    clock_speed_[static_cast<size_t>(cpu)] = s;
+    apply_smt(cpu);
+}
+
+// SMT contention: a CPU whose sibling runs gets smt_factor_pct of its clock's speed.
+void Hardware::apply_smt(int cpu) {
+    double s = clock_speed_[static_cast<size_t>(cpu)];
     if (prof_.smt_factor_pct < 100) {
         for (int x : topo_.smt_list(cpu))
             if (x != cpu && busy_[static_cast<size_t>(x)]) {
@@ -247,7 +255,7 @@ void Hardware::set_busy(int cpu, bool busy) {
     for (int x : topo_.smt_list(cpu)) {
         if (x == cpu) continue;
         const double before = speed_[static_cast<size_t>(x)];
-        recompute_speed(x);
+        apply_smt(x);  // its clock is the same
         if (speed_[static_cast<size_t>(x)] != before && client_) client_->speed_changed(x);
     }
 }

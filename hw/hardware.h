@@ -167,6 +167,7 @@ private:
         Time idle_since = 0;  // the switch to idle (idle_entered restarts with the window)
     };
     void recompute_speed(int cpu);
+    void apply_smt(int cpu);
     void set_domain_freq(Domain& d, int64_t khz);
     void request(Domain& d, int64_t khz);
     static int64_t opp_at_least(const Domain& d, int64_t khz);
@@ -190,6 +191,7 @@ private:
     std::vector<Domain> doms_;
     std::vector<int> dom_of_;
     std::vector<double> speed_, inv_speed_;
+    std::vector<double> clock_speed_;  // speed_ before SMT contention
     std::vector<uint8_t> busy_;
     // Turbo only: CPUs in C0 (busy, or idle in a polling state), per core its CPUs in C0, per
     // package its cores in C0 and its clock domains.

@@ -5,14 +5,6 @@
 
 namespace wakesim {
 
-int LatencyHistogram::bucket_of(uint64_t v) {
-    if (v < kSub) return static_cast<int>(v);
-    int msb = 63 - std::countl_zero(v);  // >= 4
-    int shift = msb - 4;
-    int sub = static_cast<int>((v >> shift) & (kSub - 1));
-    return (msb - 3) * kSub + sub;
-}
-
 void Metrics::init(const Topology& topo) {
     capacities.clear();
     for (const CpuInfo& c : topo.cpus())
@@ -31,16 +23,6 @@ int64_t LatencyHistogram::bucket_upper(int b) {
     int shift = msb - 4;
     uint64_t lo = (uint64_t{1} << msb) | (static_cast<uint64_t>(sub) << shift);
     return static_cast<int64_t>(lo + ((uint64_t{1} << shift) - 1));
-}
-
-void LatencyHistogram::add(int64_t ns) {
-    if (ns < 0) ns = 0;
-    int b = bucket_of(static_cast<uint64_t>(ns));
-    if (b >= kBuckets) b = kBuckets - 1;
-    ++b_[static_cast<size_t>(b)];
-    ++count_;
-    sum_ += ns;
-    if (ns > max_) max_ = ns;
 }
 
 int64_t LatencyHistogram::percentile(double p) const {
