@@ -128,6 +128,11 @@ TEST_CASE("Joining a task's consecutive work into one segment changes the number
             "policies": ["plain"], "run": {"seeds": [1, 2, 3]}})",
         R"({"machine": "kvm-2vcpu", "workload": {"kind": "messaging", "groups": 2, "fds": 4, "loops": 200},
             "policies": ["plain"], "run": {"seeds": [1, 2, 3]}})",
+        // FUSE requesters: the work after a reply (request teardown, the return to user space)
+        // with the next request's submit; fio counts its I/O at the reply either way.
+        R"({"machine": "altra-80", "workload": {"kind": "fio", "numjobs": 2, "number_ios": 3000, "transport": "dev"},
+            "policies": ["plain", "fuse_sync_request"], "run": {"seeds": [1, 2]}})",
+        R"({"machine": "altra-80", "workload": {"kind": "bonnie", "files": 300}, "policies": ["plain"], "run": {"seeds": [1]}})",
     };
     for (const char* text : scenarios) {
         INFO(text);

@@ -168,7 +168,10 @@ WorkloadBuild build_fio(const FioSpec& s) {
     // copies of the data either way).
     const FuseOp fop = s.write ? FuseOp::write : FuseOp::read;
     const int64_t work = s.conn.ops.work(fop, s.bs);
-    const Op sync_io{Op::fuse_request, work, 0, 0, static_cast<int32_t>(fop), 0};
+    // A synchronous I/O counts when its reply is in, before the request's teardown and the
+    // return to user space, which then run with the next I/O's submit as one piece of work.
+    Op sync_io{Op::fuse_request, work, 0, 0, static_cast<int32_t>(fop), static_cast<uint32_t>(s.bs)};
+    sync_io.sub = Op::kCountsOnTake;
     Op async_io{Op::fuse_aio, s.number_ios, work, 0, static_cast<int32_t>(s.iodepth), static_cast<uint32_t>(s.bs)};
     async_io.sub = static_cast<uint8_t>(fop);
     for (int64_t j = 0; j < s.numjobs; ++j) {
@@ -185,8 +188,7 @@ WorkloadBuild build_fio(const FioSpec& s) {
         if (s.async)
             t.code = {async_io};
         else
-            t.code = {Op{Op::loop_begin, 0, 0, static_cast<int32_t>(s.number_ios), 0, 0}, sync_io,
-                      Op{Op::count_op, 0, 0, 0, 0, static_cast<uint32_t>(s.bs)}, Op{Op::loop_end}};
+            t.code = {Op{Op::loop_begin, 0, 0, static_cast<int32_t>(s.number_ios), 0, 0}, sync_io, Op{Op::loop_end}};
         b.tasks.push_back(std::move(t));
     }
     apply_fuse_groups(s.groups, b);

@@ -306,7 +306,7 @@ void FuseConn::request_end(int slot) {
     }
 }
 
-bool FuseConn::request(int self, int task_id, uint8_t& phase, Action& out, FuseReqArgs args) {
+bool FuseConn::request(int self, int task_id, uint8_t& phase, Action& out, FuseReqArgs args, int64_t* tail) {
     enum : uint8_t { start, decide, wait_reply, after_reply, throttled };
     Req& r = reqs_[static_cast<size_t>(self)];
     Submitter& sub = subs_[static_cast<size_t>(self)];
@@ -353,6 +353,11 @@ bool FuseConn::request(int self, int task_id, uint8_t& phase, Action& out, FuseR
             phase = after_reply;
             replied(self);
             const int64_t after = def_->costs.app_complete + touch(self);
+            if (tail) {  // the caller runs it with what comes next: nothing happens in between
+                *tail = after;
+                phase = start;
+                return false;
+            }
             if (after > 0) {
                 out = Action::Run(after);
                 return true;
@@ -368,7 +373,7 @@ bool FuseConn::request(int self, int task_id, uint8_t& phase, Action& out, FuseR
                 return true;
             }
             phase = decide;  // re-check fc->blocked
-            return request(self, task_id, phase, out, args);
+            return request(self, task_id, phase, out, args, tail);
     }
 }
 

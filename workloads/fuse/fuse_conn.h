@@ -116,8 +116,13 @@ public:
 
     // A requester's request of `args.op`: synchronous (__fuse_request_send), background
     // (fuse_simple_background: sent, not waited for) or a FORGET. Returns false when the step is
-    // done, else sets `out` to what the requester does next.
-    bool request(int self, int task_id, uint8_t& phase, Action& out, FuseReqArgs args = {});
+    // done, else sets `out` to what the requester does next. With `tail`, a synchronous request
+    // is done at its reply and `*tail` is set to the work after it (request teardown, the return
+    // to user space), for the caller to run with whatever follows.
+    bool request(int self, int task_id, uint8_t& phase, Action& out, FuseReqArgs args = {}, int64_t* tail = nullptr);
+    // A request's start is work with no effect (app_submit), which the caller may join to the
+    // work before it.
+    int64_t submit_work() const { return def_->costs.app_submit; }
     // An asynchronous job's I/O loop over `ios` requests of `args` with up to its depth in flight
     // (fio's do_io with an async engine). `reaped` is set to the completions reaped by the step
     // that just ended (the caller counts them as ops). Returns false when every I/O is reaped.

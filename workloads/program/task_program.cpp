@@ -483,16 +483,25 @@ Action ProgramDriver::next_action(Task& t) {
                 c.pc = c.nops;
                 break;
             case Op::fuse_request: {
-                if (joined > 0) return Action::Run(joined);
+                FuseConn& conn = *fuse_[static_cast<size_t>(op.a)];
+                // A request starts with work of no effect (the submit's syscall entry), which joins
+                // the work before it; its effects come at that work's end.
+                const bool join_submit = joined > 0 && c.phase == 0 && conn.submit_work() > 0;
+                if (joined > 0 && !join_submit) return Action::Run(joined);
                 Action a = Action::Block();
                 // b: the opcode, ns: its server work; b = 0 is the connection's READ (fio).
                 // ns2: the data copies per KiB of the bytes drawn last (a WRITE of a drawn size).
                 const FuseReqArgs args =
                     op.b == 0 ? FuseReqArgs{} : FuseReqArgs{static_cast<FuseOp>(op.b), op.ns + c.drawn * op.ns2 / 1024};
-                if (fuse_[static_cast<size_t>(op.a)]->request(static_cast<int>(&c - ctx_.data()), c.task_id, c.phase, a,
-                                                              args))
-                    return a;
+                int64_t tail = 0;  // the work after a reply: it joins what follows
+                if (conn.request(static_cast<int>(&c - ctx_.data()), c.task_id, c.phase, a, args, &tail))
+                    return join_submit ? Action::Run(joined + a.ns) : a;
+                if (op.sub == Op::kCountsOnTake) ctl_.count_op(op.bytes);  // fio's I/O: done at its reply
                 ++c.pc;
+                if (tail > 0) {
+                    if (++joined_runs >= join_limit) return Action::Run(joined + tail);
+                    joined += tail;
+                }
                 break;
             }
             case Op::fuse_aio: {

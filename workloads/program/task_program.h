@@ -37,7 +37,8 @@ struct Op {
                        // barrier: 1 for the task that releases the others once all have arrived
     uint32_t bytes = 0;  // count_op: payload bytes
     uint8_t sub = 0;     // fuse_aio: the FuseOp of its requests; count_op: 1 counts the bytes drawn since the last op;
-                         // wait: kCountsOnTake counts an op of `bytes` when the task has its token
+                         // wait: kCountsOnTake counts an op of `bytes` when the task has its token;
+                         // fuse_request: kCountsOnTake counts an op of `bytes` at the request's reply
     static constexpr uint8_t kCountsOnTake = 1;
 };
 
