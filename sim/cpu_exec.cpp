@@ -87,7 +87,21 @@ void CpuExec::kick_cpu(int cpu, Time delay, bool ipi) {
     if (c.ipi_in_flight) return;
     c.ipi_in_flight = true;
     c.kick_is_ipi = ipi;
-    engine_.schedule(engine_.now() + delay, target_, kIpi, cpu);
+    c.ipi_at = engine_.now() + delay;
+    engine_.schedule(c.ipi_at, target_, kIpi, cpu);
+}
+
+// resched_curr() from another CPU sets the flag at once and sends the IPI; a task in the first
+// piece of joined work returns to user space first if that comes sooner, and is preempted there
+// (exit_to_user_mode_loop()), as it was when the pieces were segments of their own.
+void CpuExec::arm_return_to_user(int cpu) {
+    const Cpu& c = cpu_of(cpu);
+    const Context& x = c.ctx;
+    if (c.seg != SegKind::work || x.no_preempt || x.work_left <= x.after_first) return;
+    const int64_t rem = x.work_left - seg_done(c, engine_.now()) - x.after_first;
+    if (rem <= 0) return;
+    const Time at = engine_.now() + wall_ns(cpu, rem);
+    if (at < c.ipi_at) engine_.schedule(at, target_, kReturnToUser, cpu, static_cast<uint32_t>(c.curr->id));
 }
 
 IpiSent CpuExec::send_call_function_single_ipi(int cpu, int from_cpu, const TtwuWork* work) {
@@ -139,10 +153,14 @@ bool CpuExec::kick_idle_cpu(int cpu, int from_cpu, IdleKick why, const TtwuWork*
 bool CpuExec::smp_send_reschedule(int cpu) {
     Cpu& c = cpu_of(cpu);
     if (c.mode != Mode::running || driving_cpu_ == cpu || local_cpu_ == cpu || prof_.preempt_lazy) return false;
-    if (c.ipi_in_flight) return false;  // the IPI on its way makes it look at need_resched
+    if (c.ipi_in_flight) {  // the IPI on its way makes it look at need_resched
+        arm_return_to_user(cpu);
+        return false;
+    }
     const int from = driving_cpu_ >= 0 ? driving_cpu_ : local_cpu_;
     const int64_t send = ipi_send(from);
     kick_cpu(cpu, send + jitter(ipi_ns(from, cpu)), true);
+    arm_return_to_user(cpu);
     return true;
 }
 
@@ -337,6 +355,7 @@ void CpuExec::run_curr(int cpu) {
         switch (a.kind) {
             case Action::run:
                 x.work_left = std::max<int64_t>(0, a.ns);
+                x.after_first = x.work_left - a.first;
                 x.no_preempt = a.in_syscall && !prof_.preempt_full;
                 break;
             case Action::block:
@@ -448,6 +467,19 @@ void CpuExec::on_event(const Event& e) {
                 kick_cpu(tcpu, hw_.wake_latency(tcpu), false);
             else if (c.mode == Mode::running && *c.need_resched && !prof_.preempt_lazy && !c.ctx.no_preempt)
                 preempt_now(tcpu);
+            return;
+        }
+        case kReturnToUser: {
+            Cpu& c = cpu_of(cpu);
+            if (c.mode != Mode::running || c.curr == nullptr || c.curr->id != static_cast<int>(e.b) || !*c.need_resched ||
+                c.ctx.no_preempt || c.seg != SegKind::work)
+                return;
+            const int64_t rem = c.ctx.work_left - seg_done(c, engine_.now()) - c.ctx.after_first;
+            if (rem > 0) {  // the clock slowed since: not there yet
+                engine_.schedule(engine_.now() + wall_ns(cpu, rem), target_, kReturnToUser, cpu, e.b);
+                return;
+            }
+            preempt_now(cpu);
             return;
         }
         case kStart:

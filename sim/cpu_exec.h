@@ -42,6 +42,10 @@ struct Action {  // 16 bytes: returned in two registers
     // run: the work continues a system call the task's previous step was inside; a preemption
     // asked for meanwhile waits for the call's return to user space unless preempt_full.
     bool in_syscall = false;
+    // run: work joined from pieces (ProgramDriver) gives its first piece's length here; that
+    // piece ends with a return to user space, where a reschedule set from another CPU is seen
+    // before its IPI lands. 0: no such point inside the work.
+    int32_t first = 0;
     static Action Run(int64_t ns) { return {ns, run}; }
     static Action RunInSyscall(int64_t ns) { return {ns, run, true}; }
     static Action Block() { return {0, block}; }
@@ -120,7 +124,7 @@ public:
     void on_event(const Event& e) override;
 
 private:
-    enum EvKind : uint16_t { kSegEnd, kSwitchEnd, kIpi, kTick, kTimer, kStart };
+    enum EvKind : uint16_t { kSegEnd, kSwitchEnd, kIpi, kTick, kTimer, kStart, kReturnToUser };
     enum class Mode : uint8_t { idle, switching, running };
     enum class SegKind : uint8_t { none, overhead, work };
 
@@ -129,6 +133,7 @@ private:
     struct Context {
         int64_t work_left = 0;      // reference-ns of the current Run action still to do
         int64_t overhead_left = 0;  // kernel time owed before the next action (wake costs)
+        int64_t after_first = 0;    // work_left once a joined action's first piece is done (Action::first)
         bool no_preempt = false;    // the work runs inside a system call that preempt=none/voluntary do not preempt
     };
     struct Cpu {
@@ -143,6 +148,7 @@ private:
         bool tick_armed = false;
         bool ipi_in_flight = false;
         bool kick_is_ipi = false;  // the kick in flight is an IPI (ipi_wakee)
+        Time ipi_at = 0;           // when the kick in flight lands
         bool ipi_switch = false;  // an IPI's handler is switching tasks (ipi_wakee)
         Time busy_since = -1;  // start of the current busy stretch, -1 when idle
         Time busy_total = 0;
@@ -175,6 +181,7 @@ private:
         return std::max<int64_t>(0, prof_.poll_wake_ns + hw_.line_extra_ns(from, to));
     }
     void kick_cpu(int cpu, Time delay, bool ipi);  // ipi: an IPI, not a flag or a local interrupt
+    void arm_return_to_user(int cpu);  // a reschedule from elsewhere, seen at the return to user space
     int64_t ipi_send(int from);
     void preempt_now(int cpu);
     void run_curr(int cpu);

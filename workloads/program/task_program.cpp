@@ -1,6 +1,7 @@
 #include "workloads/program/task_program.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 
 #include "engine/rng.h"
@@ -207,12 +208,24 @@ Action ProgramDriver::next_action(Task& t) {
     Ctx& c = ctx_[static_cast<size_t>(by_task_id_[static_cast<size_t>(t.id)])];
     int64_t joined = 0;  // work passed without returning, which runs before the next step's
     int joined_runs = 0;
+    // The first joined piece ends with a return to user space (a read's copy-out, a FUSE reply's
+    // teardown, a write's return): a reschedule asked for meanwhile takes effect there (CpuExec).
+    int64_t first = 0;
+    const auto join = [&](int64_t ns) {
+        if (joined == 0) first = ns;
+        joined += ns;
+    };
+    const auto joined_run = [&](int64_t total) {
+        Action a = Action::Run(total);
+        if (joined > 0 && total > first) a.first = static_cast<int32_t>(std::min<int64_t>(first, INT32_MAX));
+        return a;
+    };
     for (uint64_t steps = 0;; ++steps) {
         if (steps > 10000000)
             throw std::runtime_error("task " + t.comm +
                                      " loops without spending time or blocking (e.g. it posts to the channel it waits on)");
         if (c.pc >= c.nops) {
-            if (joined > 0) return Action::Run(joined);
+            if (joined > 0) return joined_run(joined);
             if (!defs_[static_cast<size_t>(&c - ctx_.data())].background && ++exited_ == foreground_) ctl_.finish();
             return Action::Exit();
         }
@@ -225,12 +238,12 @@ Action ProgramDriver::next_action(Task& t) {
                     const int64_t ns = op.ns + c.drawn * op.ns2 / 1024;
                     if (ns > 0) {
                         if (++joined_runs < join_limit) {
-                            joined += ns;
+                            join(ns);
                             ++c.pc;
                             break;
                         }
                         c.phase = 1;
-                        return Action::Run(joined + ns);
+                        return joined_run(joined + ns);
                     }
                 }
                 c.phase = 0;
@@ -246,7 +259,7 @@ Action ProgramDriver::next_action(Task& t) {
                     settle_ahead(op.a);
                 }
                 if (write_blocks(ch)) {
-                    if (joined > 0) return Action::Run(joined);  // checked again when that is done
+                    if (joined > 0) return joined_run(joined);  // checked again when that is done
                     c.phase = 0;
                     c.write_slept = true;
                     enqueue(ch.writers, self);
@@ -266,7 +279,7 @@ Action ProgramDriver::next_action(Task& t) {
                         ch.ahead_ns = ns;
                         c.ahead_chan = op.a;
                         c.phase = 1;
-                        return Action::Run(joined + ns);
+                        return joined_run(joined + ns);
                     }
                     if (ns > 0) {
                         c.phase = 1;
@@ -296,7 +309,7 @@ Action ProgramDriver::next_action(Task& t) {
                 ChanState& ch = chans_[static_cast<size_t>(op.a)];
                 if (c.phase == 0) {
                     c.phase = 1;
-                    if (op.ns > 0 || joined > 0) return Action::Run(joined + op.ns);
+                    if (op.ns > 0 || joined > 0) return joined_run(joined + op.ns);
                 }
                 if (c.phase == 1) {
                     if (ch.ahead_ctx >= 0) settle_ahead(op.a);
@@ -320,8 +333,8 @@ Action ProgramDriver::next_action(Task& t) {
                     // Reading the data pulls its lines from the CPU that wrote them.
                     const int64_t after = op.ns2 + s_->hardware().touch_shared(op.a, ch.def.shared_bytes, s_->driving_cpu(), ch.def.shared_lines);
                     if (after > 0) {
-                        if (++joined_runs >= join_limit) return Action::Run(joined + after);
-                        joined += after;
+                        if (++joined_runs >= join_limit) return joined_run(joined + after);
+                        join(after);
                     }
                 }
                 c.phase = 0;
@@ -329,7 +342,7 @@ Action ProgramDriver::next_action(Task& t) {
                 break;
             }
             case Op::resume: {
-                if (joined > 0) return Action::Run(joined);
+                if (joined > 0) return joined_run(joined);
                 Ctx& target = ctx_[static_cast<size_t>(op.a)];
                 if (target.suspended) {
                     target.suspended = false;
@@ -341,7 +354,7 @@ Action ProgramDriver::next_action(Task& t) {
                 break;
             }
             case Op::suspend:
-                if (joined > 0) return Action::Run(joined);
+                if (joined > 0) return joined_run(joined);
                 if (c.phase == 0) {
                     if (c.resume_pending > 0) {
                         --c.resume_pending;
@@ -357,7 +370,7 @@ Action ProgramDriver::next_action(Task& t) {
                 ++c.pc;
                 break;
             case Op::sleep:
-                if (joined > 0) return Action::Run(joined);
+                if (joined > 0) return joined_run(joined);
                 if (c.phase == 0) {
                     c.phase = 1;
                     s_->arm_timer(c.task_id, s_->now() + op.ns, 0);
@@ -368,7 +381,7 @@ Action ProgramDriver::next_action(Task& t) {
                 ++c.pc;
                 break;
             case Op::timer:
-                if (joined > 0) return Action::Run(joined);
+                if (joined > 0) return joined_run(joined);
                 // rt-app's timer event (src/rt-app.c, run_event): advance the expiry by the period;
                 // sleep to it if it is ahead, else go on at once, and a relative timer restarts from now.
                 if (c.phase == 0) {
@@ -392,7 +405,7 @@ Action ProgramDriver::next_action(Task& t) {
                 ++c.pc;
                 break;
             case Op::sleep_until:
-                if (joined > 0) return Action::Run(joined);
+                if (joined > 0) return joined_run(joined);
                 if (c.phase == 0) {
                     if (s_->now() >= start_ + op.ns) {
                         ++c.pc;
@@ -407,7 +420,7 @@ Action ProgramDriver::next_action(Task& t) {
                 ++c.pc;
                 break;
             case Op::barrier: {
-                if (joined > 0) return Action::Run(joined);
+                if (joined > 0) return joined_run(joined);
                 // A barrier's last arrival releases the others. A releasing task (the benchmark's
                 // main thread writing the start pipe) releases them itself: when a worker comes
                 // last, it wakes only the releaser.
@@ -469,7 +482,7 @@ Action ProgramDriver::next_action(Task& t) {
                 break;
             }
             case Op::count_op:
-                if (joined > 0) return Action::Run(joined);
+                if (joined > 0) return joined_run(joined);
                 if (op.sub == 1) {
                     ctl_.count_op(static_cast<uint64_t>(c.drawn_since_op));
                     c.drawn_since_op = 0;
@@ -479,7 +492,7 @@ Action ProgramDriver::next_action(Task& t) {
                 ++c.pc;
                 break;
             case Op::exit:
-                if (joined > 0) return Action::Run(joined);
+                if (joined > 0) return joined_run(joined);
                 c.pc = c.nops;
                 break;
             case Op::fuse_request: {
@@ -487,7 +500,7 @@ Action ProgramDriver::next_action(Task& t) {
                 // A request starts with work of no effect (the submit's syscall entry), which joins
                 // the work before it; its effects come at that work's end.
                 const bool join_submit = joined > 0 && c.phase == 0 && conn.submit_work() > 0;
-                if (joined > 0 && !join_submit) return Action::Run(joined);
+                if (joined > 0 && !join_submit) return joined_run(joined);
                 Action a = Action::Block();
                 // b: the opcode, ns: its server work; b = 0 is the connection's READ (fio).
                 // ns2: the data copies per KiB of the bytes drawn last (a WRITE of a drawn size).
@@ -495,17 +508,17 @@ Action ProgramDriver::next_action(Task& t) {
                     op.b == 0 ? FuseReqArgs{} : FuseReqArgs{static_cast<FuseOp>(op.b), op.ns + c.drawn * op.ns2 / 1024};
                 int64_t tail = 0;  // the work after a reply: it joins what follows
                 if (conn.request(static_cast<int>(&c - ctx_.data()), c.task_id, c.phase, a, args, &tail))
-                    return join_submit ? Action::Run(joined + a.ns) : a;
+                    return join_submit ? joined_run(joined + a.ns) : a;
                 if (op.sub == Op::kCountsOnTake) ctl_.count_op(op.bytes);  // fio's I/O: done at its reply
                 ++c.pc;
                 if (tail > 0) {
-                    if (++joined_runs >= join_limit) return Action::Run(joined + tail);
-                    joined += tail;
+                    if (++joined_runs >= join_limit) return joined_run(joined + tail);
+                    join(tail);
                 }
                 break;
             }
             case Op::fuse_aio: {
-                if (joined > 0) return Action::Run(joined);
+                if (joined > 0) return joined_run(joined);
                 Action a = Action::Block();
                 int reaped = 0;
                 // sub: the opcode (READ or WRITE), ns2: its server work, ns: I/Os, b: iodepth.
@@ -518,13 +531,13 @@ Action ProgramDriver::next_action(Task& t) {
                 break;
             }
             case Op::fuse_worker:
-                if (joined > 0) return Action::Run(joined);
+                if (joined > 0) return joined_run(joined);
                 return fuse_[static_cast<size_t>(op.a)]->worker(static_cast<int>(&c - ctx_.data()), c.task_id, c.phase);
             case Op::fuse_watchdog:
-                if (joined > 0) return Action::Run(joined);
+                if (joined > 0) return joined_run(joined);
                 return fuse_[static_cast<size_t>(op.a)]->watchdog(c.phase);
             case Op::fuse_ring:
-                if (joined > 0) return Action::Run(joined);
+                if (joined > 0) return joined_run(joined);
                 return fuse_[static_cast<size_t>(op.a)]->ring_thread(static_cast<int>(&c - ctx_.data()), c.task_id, op.b,
                                                                      c.phase);
         }
