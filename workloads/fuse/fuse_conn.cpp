@@ -306,8 +306,8 @@ void FuseConn::request_end(int slot) {
     }
 }
 
-bool FuseConn::request(int self, int task_id, uint8_t& phase, Action& out, FuseReqArgs args, int64_t* tail) {
-    enum : uint8_t { start, decide, wait_reply, after_reply, throttled };
+bool FuseConn::request(int self, int task_id, uint8_t& phase, Action& out, FuseReqArgs args, int64_t& tail) {
+    enum : uint8_t { start, decide, wait_reply, throttled };
     Req& r = reqs_[static_cast<size_t>(self)];
     Submitter& sub = subs_[static_cast<size_t>(self)];
     sub.task_id = task_id;
@@ -350,23 +350,12 @@ bool FuseConn::request(int self, int task_id, uint8_t& phase, Action& out, FuseR
                 out = Action::BlockInSyscall();
                 return true;
             }
-            phase = after_reply;
             replied(self);
-            const int64_t after = def_->costs.app_complete + touch(self);
-            if (tail) {  // the caller runs it with what comes next: nothing happens in between
-                *tail = after;
-                phase = start;
-                return false;
-            }
-            if (after > 0) {
-                out = Action::Run(after);
-                return true;
-            }
-            [[fallthrough]];
-        }
-        case after_reply:
+            // Request teardown and the return to user space: the caller runs it with what comes next.
+            tail = def_->costs.app_complete + touch(self);
             phase = start;
             return false;
+        }
         default:  // throttled
             if (sub.throttled) {  // not our wake yet
                 out = Action::Block();

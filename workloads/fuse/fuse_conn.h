@@ -116,10 +116,10 @@ public:
 
     // A requester's request of `args.op`: synchronous (__fuse_request_send), background
     // (fuse_simple_background: sent, not waited for) or a FORGET. Returns false when the step is
-    // done, else sets `out` to what the requester does next. With `tail`, a synchronous request
-    // is done at its reply and `*tail` is set to the work after it (request teardown, the return
-    // to user space), for the caller to run with whatever follows.
-    bool request(int self, int task_id, uint8_t& phase, Action& out, FuseReqArgs args = {}, int64_t* tail = nullptr);
+    // done, else sets `out` to what the requester does next. A synchronous request is done at its
+    // reply, and `tail` is set to the work after it (request teardown, the return to user space),
+    // for the caller to run with whatever follows; it is left alone otherwise.
+    bool request(int self, int task_id, uint8_t& phase, Action& out, FuseReqArgs args, int64_t& tail);
     // A request's start is work with no effect (app_submit), which the caller may join to the
     // work before it.
     int64_t submit_work() const { return def_->costs.app_submit; }

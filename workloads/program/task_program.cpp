@@ -507,7 +507,7 @@ Action ProgramDriver::next_action(Task& t) {
                 const FuseReqArgs args =
                     op.b == 0 ? FuseReqArgs{} : FuseReqArgs{static_cast<FuseOp>(op.b), op.ns + c.drawn * op.ns2 / 1024};
                 int64_t tail = 0;  // the work after a reply: it joins what follows
-                if (conn.request(static_cast<int>(&c - ctx_.data()), c.task_id, c.phase, a, args, &tail))
+                if (conn.request(static_cast<int>(&c - ctx_.data()), c.task_id, c.phase, a, args, tail))
                     return join_submit ? joined_run(joined + a.ns) : a;
                 if (op.sub == Op::kCountsOnTake) ctl_.count_op(op.bytes);  // fio's I/O: done at its reply
                 ++c.pc;
