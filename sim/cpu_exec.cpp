@@ -98,7 +98,7 @@ void CpuExec::arm_return_to_user(int cpu) {
     const Cpu& c = cpu_of(cpu);
     const Context& x = c.ctx;
     if (c.seg != SegKind::work || x.no_preempt || x.work_left <= x.after_first) return;
-    const int64_t rem = x.work_left - seg_done(c, engine_.now()) - x.after_first;
+    const int64_t rem = first_piece_left(c);
     if (rem <= 0) return;
     const Time at = engine_.now() + wall_ns(cpu, rem);
     if (at < c.ipi_at) engine_.schedule(at, target_, kReturnToUser, cpu, static_cast<uint32_t>(c.curr->id));
@@ -291,6 +291,11 @@ inline int64_t CpuExec::seg_done(const Cpu& c, Time now) {
     return c.seg_speed == 1.0 && ran < kExactInDouble ? ran : static_cast<int64_t>(static_cast<double>(ran) * c.seg_speed);
 }
 
+// Reference-ns of a joined action's first piece still to run in the work segment (<= 0: done).
+inline int64_t CpuExec::first_piece_left(const Cpu& c) const {
+    return c.ctx.work_left - seg_done(c, engine_.now()) - c.ctx.after_first;
+}
+
 void CpuExec::stop_segment(int cpu) {
     Cpu& c = cpu_of(cpu);
     if (c.seg == SegKind::none) return;
@@ -474,7 +479,7 @@ void CpuExec::on_event(const Event& e) {
             if (c.mode != Mode::running || c.curr == nullptr || c.curr->id != static_cast<int>(e.b) || !*c.need_resched ||
                 c.ctx.no_preempt || c.seg != SegKind::work)
                 return;
-            const int64_t rem = c.ctx.work_left - seg_done(c, engine_.now()) - c.ctx.after_first;
+            const int64_t rem = first_piece_left(c);
             if (rem > 0) {  // the clock slowed since: not there yet
                 engine_.schedule(engine_.now() + wall_ns(cpu, rem), target_, kReturnToUser, cpu, e.b);
                 return;

@@ -188,6 +188,7 @@ private:
     void start_segment(int cpu, SegKind kind, int64_t ref_ns);
     Time wall_ns(int cpu, int64_t ref_ns) const;  // how long ref_ns take at the CPU's speed now
     static int64_t seg_done(const Cpu& c, Time now);  // reference-ns of the running segment done by now
+    int64_t first_piece_left(const Cpu& c) const;
     void stop_segment(int cpu);
     void arm_tick(int cpu);
     void on_tick(int cpu);
