@@ -109,12 +109,20 @@ double current_value(const MachineProfile& prof, const std::string& key) {
 // A value in the parameter's unit, read as a scenario writes it: a duration for ns, else a number.
 double read_value(const JsonNode& n, const std::string& unit) {
     if (unit == "ns") return static_cast<double>(n.as_duration_ns(1, int64_t{10} * 1000000000));
+    if (unit == "KiB") return static_cast<double>((n.as_size_bytes(1024, int64_t{1} << 40) + 512) / 1024);
     return static_cast<double>(n.as_int(1, 100000));
 }
 
 std::string show_value(double v, const std::string& unit) {
     if (unit == "ns") return format_duration(static_cast<int64_t>(std::llround(v)));
     return format_number("%.0f", v) + (unit == "%" ? "%" : unit == "Hz" ? " Hz" : unit.empty() ? "" : " " + unit);
+}
+
+// A workload parameter's value as a scenario writes it: "1500ns", "64KiB" or a count.
+nlohmann::json workload_value(const CalibParam& p, int64_t v) {
+    if (p.unit == "ns") return std::to_string(v) + "ns";
+    if (p.unit == "KiB") return std::to_string(v) + "KiB";
+    return v;
 }
 
 Metric numeric_metric(const JsonNode& n) {
@@ -202,26 +210,30 @@ void read_workload_param(const JsonNode& kn, CalibParam& p, const std::vector<Ca
         if (k)
             for (const auto& x : k->params)
                 if (x.name == p.workload) ps = &x;
-        if (!ps || (ps->type != ParamType::duration && ps->type != ParamType::integer)) {
+        const auto fittable = [](ParamType t) { return t == ParamType::duration || t == ParamType::integer || t == ParamType::size; };
+        if (!ps || !fittable(ps->type)) {
             std::vector<std::string> names;
             if (k)
                 for (const auto& x : k->params)
-                    if (x.type == ParamType::duration || x.type == ParamType::integer) names.push_back("workload/" + x.name);
+                    if (fittable(x.type)) names.push_back("workload/" + x.name);
             const std::string hint = nearest_name(p.key, names);
-            kn.fail("expected a duration or count parameter of every measurement's workload; " +
+            kn.fail("expected a duration, size or count parameter of every measurement's workload; " +
                     quote_for_message(m.name) + "'s workload (" + (kind.empty() ? std::string("no kind") : "kind " + quote_for_message(kind)) +
                     ") has no " + quote_for_message(p.workload) + (hint.empty() ? "" : " (did you mean " + quote_for_message(hint) + "?)"));
         }
-        p.duration = ps->type == ParamType::duration;
-        p.unit = p.duration ? "ns" : "";
+        // Sizes are fitted in whole KiB (the model's working sets are counted in KiB).
+        p.unit = ps->type == ParamType::duration ? "ns" : ps->type == ParamType::size ? "KiB" : "";
         double v = 0;
         if (w.contains(p.workload)) {
             const JsonNode vn = JsonNode(m.scenario, m.scenario_file).at("workload").at(p.workload);
-            v = p.duration ? static_cast<double>(vn.as_duration_ns(0, int64_t{3600} * 1000000000))
-                           : static_cast<double>(vn.as_int(0, int64_t{1} << 40));
+            v = ps->type == ParamType::duration ? static_cast<double>(vn.as_duration_ns(0, int64_t{3600} * 1000000000))
+                : ps->type == ParamType::size   ? static_cast<double>((vn.as_size_bytes(0, int64_t{1} << 40) + 512) / 1024)
+                                                : static_cast<double>(vn.as_int(0, int64_t{1} << 40));
         } else {
             const ParamValues d = default_params(k->params);
-            v = p.duration ? static_cast<double>(d.duration_ns(p.workload)) : static_cast<double>(d.integer(p.workload));
+            v = ps->type == ParamType::duration ? static_cast<double>(d.duration_ns(p.workload))
+                : ps->type == ParamType::size   ? static_cast<double>((d.size_bytes(p.workload) + 512) / 1024)
+                                                : static_cast<double>(d.integer(p.workload));
         }
         if (have && v != value)
             kn.fail("expected one value of " + quote_for_message(p.key) + " in every measurement's scenario, or a \"start\"; " +
@@ -377,7 +389,7 @@ std::vector<std::vector<double>> evaluate(const CalibSpec& spec, const MachinePr
                 const std::vector<int64_t>& v = points[i / spec.measurements.size()];
                 for (size_t j = 0; j < spec.params.size(); ++j)
                     if (const CalibParam& p = spec.params[j]; !p.workload.empty())
-                        doc["workload"][p.workload] = p.duration ? nlohmann::json(std::to_string(v[j]) + "ns") : nlohmann::json(v[j]);
+                        doc["workload"][p.workload] = workload_value(p, v[j]);
                 scenarios[i] = parse_scenario(doc, m.scenario_file);
             } catch (...) {
                 errors[i] = std::current_exception();
@@ -626,15 +638,17 @@ std::string calibration_table(const CalibResult& r) {
                         figure(m.start, m.m->metric), figure(m.fitted, m.m->metric), format_number("%+.2f", m.residual) + " sd"});
     out += table(rows) + "\n";
     rows = {{"parameter", "start", "fitted", "± 1 sd", "bounds", "note"}};
-    for (const auto& p : r.params)
+    for (const auto& p : r.params) {
+        std::string bounds = "[";
+        bounds.append(show_value(p.param.min, p.param.unit)).append(", ").append(show_value(p.param.max, p.param.unit)).append("]");
         rows.push_back({p.param.key, show_value(p.param.start, p.param.unit), show_value(p.fitted, p.param.unit),
-                        p.identifiable ? show_value(p.sd, p.param.unit) : "-",
-                        "[" + show_value(p.param.min, p.param.unit) + ", " + show_value(p.param.max, p.param.unit) + "]", p.note});
+                        p.identifiable ? show_value(p.sd, p.param.unit) : "-", bounds, p.note});
+    }
     out += table(rows);
     std::string wl;
     for (const auto& p : r.params)
         if (!p.param.workload.empty()) wl += (wl.empty() ? "" : ", ") + ("\"" + p.param.workload + "\": " +
-                   (p.param.duration ? "\"" + std::to_string(std::llround(p.fitted)) + "ns\"" : std::to_string(std::llround(p.fitted))));
+                   workload_value(p.param, std::llround(p.fitted)).dump());
     if (!wl.empty()) out += "\nworkload parameters are not part of the machine: set them in each scenario's \"workload\" (" + wl + ")\n";
     return out;
 }

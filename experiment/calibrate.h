@@ -35,8 +35,7 @@ struct CalibMeasurement {
 struct CalibParam {
     std::string key;       // as a scenario's "machine": {"profile": {...}} writes it, or "workload/NAME"
     std::string workload;  // NAME of a workload parameter; empty for a profile parameter
-    bool duration = true;  // a workload parameter's type: a duration (ns) or a count
-    std::string unit;  // "ns", "ns/KiB", "%", "Hz"
+    std::string unit;  // "ns", "ns/KiB", "%", "Hz"; a workload parameter's "ns", "KiB" (a size) or "" (a count)
     double start = 0;  // the machine's value (or the calibration file's "start")
     double min = 0, max = 0;
     std::string pointer;  // "/parameters/1"

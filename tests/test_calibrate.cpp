@@ -181,6 +181,44 @@ TEST_CASE("calibrate fits a FUSE server's per-request costs (workload parameters
     CHECK_FALSE(m.at("profile").contains("uring_commit"));
 }
 
+// fio over io-uring with a queue per core and plain replies moves to another core on every read
+// and refills its working set there: the throughput measures the working set.
+TEST_CASE("calibrate fits a workload's working set (a size, in whole KiB) from a figure that moves the task", "[calibrate][fuse]") {
+    TempDir tmp;
+    auto scenario = [](const char* footprint) {
+        nlohmann::json s = nlohmann::json::parse(fuse_scenario("2200ns", "2600ns"));
+        s["workload"]["footprint"] = footprint;
+        return s.dump();
+    };
+    write_file(tmp.file("truth.json"), scenario("64KiB"));
+    const Scenario truth = load_scenario(tmp.file("truth.json"));
+    RunOptions opt;
+    opt.cases = {"uring"};
+    opt.policies = {"plain"};
+    opt.quiet = true;
+    const auto run = run_scenario(truth, opt);
+    REQUIRE(run.front().result.metrics.get(Metric::migrations) > 1000);  // it does move on every read
+    const double mibs = run.front().result.metrics.get(Metric::mib_per_sec);
+    write_file(tmp.file("fio.json"), scenario("32KiB"));
+    nlohmann::json c = {
+        {"machine", "xeon-2s-16c32t"},
+        {"measurements",
+         {{{"name", "per core"}, {"scenario", "fio.json"}, {"case", "uring"}, {"policy", "plain"}, {"metric", "mib_per_sec"},
+           {"value", mibs}, {"spread", mibs * 0.01}}}},
+        {"parameters", {{{"key", "workload/footprint"}, {"min", "4KiB"}, {"max", "256KiB"}}}}};
+    write_file(tmp.file("c.json"), c.dump());
+    const CalibSpec spec = load_calibration(tmp.file("c.json"));
+    REQUIRE(spec.params.size() == 1);
+    CHECK(spec.params[0].unit == "KiB");
+    CHECK(spec.params[0].start == 32);
+    const CalibResult r = calibrate(spec, 2);
+    const std::string table = calibration_table(r);
+    INFO(table);
+    CHECK(r.params[0].identifiable);
+    CHECK(std::fabs(r.params[0].fitted - 64) <= 10);  // 3000 reads: the figure moves in small steps
+    CHECK(contains(table, "\"footprint\": \"" + std::to_string(std::llround(r.params[0].fitted)) + "KiB\""));
+}
+
 TEST_CASE("calibrate -o writes a machine file that runs, and keeps an existing one without --force", "[calibrate][cli]") {
     TempDir tmp;
     write_file(tmp.file("pipe.json"), kPipe);
