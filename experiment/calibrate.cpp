@@ -106,10 +106,15 @@ double current_value(const MachineProfile& prof, const std::string& key) {
     throw std::logic_error("calibrate: no parameter " + key);
 }
 
-// A value in the parameter's unit, read as a scenario writes it: a duration for ns, else a number.
+// A value in the parameter's unit, read as a scenario writes it: a duration for ns, a size in
+// whole KiB for KiB, else a number.
 double read_value(const JsonNode& n, const std::string& unit) {
     if (unit == "ns") return static_cast<double>(n.as_duration_ns(1, int64_t{10} * 1000000000));
-    if (unit == "KiB") return static_cast<double>((n.as_size_bytes(1024, int64_t{1} << 40) + 512) / 1024);
+    if (unit == "KiB") {
+        const int64_t bytes = n.as_size_bytes(1024, int64_t{1} << 40);
+        if (bytes % 1024 != 0) n.fail("expected a whole number of KiB (sizes are fitted in KiB), got " + n.raw().dump());
+        return static_cast<double>(bytes / 1024);
+    }
     return static_cast<double>(n.as_int(1, 100000));
 }
 
@@ -223,16 +228,19 @@ void read_workload_param(const JsonNode& kn, CalibParam& p, const std::vector<Ca
         }
         // Sizes are fitted in whole KiB (the model's working sets are counted in KiB).
         p.unit = ps->type == ParamType::duration ? "ns" : ps->type == ParamType::size ? "KiB" : "";
+        p.allowed_min = ps->type == ParamType::size ? std::ceil(static_cast<double>(ps->min) / 1024) : static_cast<double>(ps->min);
+        p.allowed_max = ps->type == ParamType::size ? std::floor(static_cast<double>(ps->max) / 1024) : static_cast<double>(ps->max);
         double v = 0;
         if (w.contains(p.workload)) {
             const JsonNode vn = JsonNode(m.scenario, m.scenario_file).at("workload").at(p.workload);
+            // A size runs as whole KiB, rounded down (the workloads' size_bytes / 1024).
             v = ps->type == ParamType::duration ? static_cast<double>(vn.as_duration_ns(0, int64_t{3600} * 1000000000))
-                : ps->type == ParamType::size   ? static_cast<double>((vn.as_size_bytes(0, int64_t{1} << 40) + 512) / 1024)
+                : ps->type == ParamType::size   ? static_cast<double>(vn.as_size_bytes(0, int64_t{1} << 40) / 1024)
                                                 : static_cast<double>(vn.as_int(0, int64_t{1} << 40));
         } else {
             const ParamValues d = default_params(k->params);
             v = ps->type == ParamType::duration ? static_cast<double>(d.duration_ns(p.workload))
-                : ps->type == ParamType::size   ? static_cast<double>((d.size_bytes(p.workload) + 512) / 1024)
+                : ps->type == ParamType::size   ? static_cast<double>(d.size_bytes(p.workload) / 1024)
                                                 : static_cast<double>(d.integer(p.workload));
         }
         if (have && v != value)
@@ -277,6 +285,12 @@ CalibParam read_param(const JsonNode& n, const MachineProfile& prof, const std::
     }
     p.min = read_value(n.at("min"), p.unit);
     p.max = read_value(n.at("max"), p.unit);
+    // A workload parameter's fit stays within what the workload accepts.
+    if (p.allowed_max > 0) {
+        const std::string range = "[" + show_value(p.allowed_min, p.unit) + ", " + show_value(p.allowed_max, p.unit) + "]";
+        if (p.min < p.allowed_min) n.at("min").fail("expected a bound within " + quote_for_message(p.workload) + "'s range " + range);
+        if (p.max > p.allowed_max) n.at("max").fail("expected a bound within " + quote_for_message(p.workload) + "'s range " + range);
+    }
     if (!(p.min < p.max)) n.at("max").fail("expected a bound above \"min\" (" + show_value(p.min, p.unit) + ")");
     if (auto s = n.get("start")) {
         p.start = read_value(*s, p.unit);
@@ -449,7 +463,7 @@ CalibResult calibrate(const CalibSpec& spec, int jobs) {
         y[i] = spec.measurements[i].value;
         sigma[i] = spec.measurements[i].spread;
     }
-    // Parameter values are whole units (ns): the point simulated is the rounded one.
+    // Parameter values are whole units (ns, KiB, counts): the point simulated is the rounded one.
     auto values = [&](const Eigen::VectorXd& x) {
         std::vector<int64_t> v(n);
         for (size_t j = 0; j < n; ++j) v[j] = std::max<int64_t>(1, std::llround(std::exp(x[j])));

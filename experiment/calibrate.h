@@ -38,6 +38,7 @@ struct CalibParam {
     std::string unit;  // "ns", "ns/KiB", "%", "Hz"; a workload parameter's "ns", "KiB" (a size) or "" (a count)
     double start = 0;  // the machine's value (or the calibration file's "start")
     double min = 0, max = 0;
+    double allowed_min = 0, allowed_max = 0;  // a workload parameter's declared range, in `unit` (0, 0: none)
     std::string pointer;  // "/parameters/1"
 };
 

@@ -47,6 +47,7 @@ struct ValidationRow {
     ValidationSide numerator, denominator;
     double published_ratio = 0;
     double tolerance = 0.20;  // the largest |simulated ratio / published ratio - 1|
+    std::string fitted;       // non-empty: what was fitted to these figures, so the row checks a fit, not a prediction
     std::string pointer;      // "/validation/rows/0", for messages
 };
 

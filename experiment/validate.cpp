@@ -90,7 +90,7 @@ std::vector<ValidationRow> parse_validation_section(const JsonNode& node, const 
         const JsonNode r = rows[i];
         r.require_object();
         InputErrorCollector fields;
-        fields.attempt([&] { r.check_keys({"id", "source", "metric", "numerator", "denominator", "published_ratio", "tolerance"}); });
+        fields.attempt([&] { r.check_keys({"id", "source", "metric", "numerator", "denominator", "published_ratio", "tolerance", "fitted"}); });
         ValidationRow row;
         row.pointer = r.pointer();
         fields.attempt([&] {
@@ -99,6 +99,9 @@ std::vector<ValidationRow> parse_validation_section(const JsonNode& node, const 
                 r.at("id").fail("expected a unique row id, " + quote_for_message(row.id) + " appears twice");
         });
         fields.attempt([&] { row.source = r.has("source") ? non_empty_string(r.at("source"), "source") : source; });
+        fields.attempt([&] {
+            if (r.has("fitted")) row.fitted = non_empty_string(r.at("fitted"), "note of what was fitted to this row's figures");
+        });
         fields.attempt([&] { row.metric = metric_from_json(r.at("metric")); });
         const bool num = fields.attempt([&] { row.numerator = side_from_json(r.at("numerator"), sc); });
         const bool den = fields.attempt([&] { row.denominator = side_from_json(r.at("denominator"), sc); });
@@ -311,12 +314,15 @@ std::vector<ValidationResult> run_validation(const std::vector<Scenario>& scenar
 
 namespace {
 
+// A row whose figures were fitted checks the fit, not a prediction: it says so.
 std::string verdict_text(const ValidationResult& v) {
-    if (v.pass) return "pass";
+    const bool fitted = !v.row.fitted.empty();
+    if (v.pass) return fitted ? "pass (fitted)" : "pass";
     std::string why;
     if (!v.direction_ok) why += "direction";
     if (!v.magnitude_ok) why += std::string(why.empty() ? "" : ", ") + "magnitude";
     if (!v.completed) why += std::string(why.empty() ? "" : ", ") + "run incomplete";
+    if (fitted) why += ", fitted";
     return "FAIL (" + why + ")";
 }
 
@@ -368,7 +374,10 @@ std::string sources(const std::vector<ValidationResult>& results) {
 
 std::string summary(const std::vector<ValidationResult>& results) {
     const size_t p = passed(results);
-    return std::to_string(p) + " passed, " + std::to_string(results.size() - p) + " failed\n";
+    const auto fitted = std::count_if(results.begin(), results.end(), [](const auto& v) { return !v.row.fitted.empty(); });
+    std::string out = std::to_string(p) + " passed, " + std::to_string(results.size() - p) + " failed";
+    if (fitted > 0) out += " (" + std::to_string(fitted) + (fitted == 1 ? " row checks" : " rows check") + " fitted figures, not predictions)";
+    return out + "\n";
 }
 
 std::vector<std::string> split_lines(const std::string& text) {
@@ -449,10 +458,12 @@ nlohmann::json validation_json(const std::vector<ValidationResult>& results) {
                         {"direction_ok", v.direction_ok},
                         {"magnitude_ok", v.magnitude_ok},
                         {"completed", v.completed},
+                        {"fitted", r.fitted.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.fitted)},
                         {"pass", v.pass}});
     }
     const size_t p = passed(results);
-    return {{"rows", rows}, {"passed", p}, {"failed", results.size() - p}};
+    const auto fitted = std::count_if(results.begin(), results.end(), [](const auto& v) { return !v.row.fitted.empty(); });
+    return {{"rows", rows}, {"passed", p}, {"failed", results.size() - p}, {"fitted_rows", fitted}};
 }
 
 }  // namespace wakesim

@@ -10,6 +10,8 @@
 //     simulated one is within the tolerance of 1 too; and
 //   - the magnitude is right: |simulated / published - 1| <= tolerance; and
 //   - every run of both pairs completed.
+// A row may say that its figures were fitted ("fitted": what was fitted to them): it then checks
+// the fit, not a prediction, and the output marks it so.
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>

@@ -115,10 +115,15 @@ TEST_CASE("validate: the table C rows of scenarios/validation pass, and --format
     CHECK(rows[0].at("numerator").at("policy") == "reciprocal_sync");
     CHECK(rows[0].at("simulated_ratio").get<double>() < 0.9);
     CHECK(rows[2].at("no_material_change") == true);
+    // C3/C1 compares the two figures altra-80 was fitted to: it says so.
+    CHECK(rows[0].at("fitted").is_null());
+    CHECK(rows[1].at("fitted").is_string());
+    CHECK(j.at("fitted_rows") == 1);
 
     const CmdResult table = run_wakesim("validate " + shell_quote(kTableC), false);
     CHECK(table.rc == 0);
-    CHECK(contains(table.out, "3 passed, 0 failed\n"));
+    CHECK(contains(table.out, "3 passed, 0 failed (1 row checks fitted figures, not predictions)\n"));
+    CHECK(contains(table.out, "pass (fitted)"));
     CHECK(contains(table.out, "Preserve wake-affine CPU for non-SMT reciprocal sync wakeups"));
 }
 
