@@ -361,6 +361,10 @@ size_t passed(const std::vector<ValidationResult>& results) {
     return static_cast<size_t>(std::count_if(results.begin(), results.end(), [](const auto& v) { return v.pass; }));
 }
 
+size_t fitted_rows(const std::vector<ValidationResult>& results) {
+    return static_cast<size_t>(std::count_if(results.begin(), results.end(), [](const auto& v) { return !v.row.fitted.empty(); }));
+}
+
 // One line per scenario: its name, seeds and the publication of its rows.
 std::string sources(const std::vector<ValidationResult>& results) {
     std::string out;
@@ -374,7 +378,7 @@ std::string sources(const std::vector<ValidationResult>& results) {
 
 std::string summary(const std::vector<ValidationResult>& results) {
     const size_t p = passed(results);
-    const auto fitted = std::count_if(results.begin(), results.end(), [](const auto& v) { return !v.row.fitted.empty(); });
+    const size_t fitted = fitted_rows(results);
     std::string out = std::to_string(p) + " passed, " + std::to_string(results.size() - p) + " failed";
     if (fitted > 0) out += " (" + std::to_string(fitted) + (fitted == 1 ? " row checks" : " rows check") + " fitted figures, not predictions)";
     return out + "\n";
@@ -462,8 +466,7 @@ nlohmann::json validation_json(const std::vector<ValidationResult>& results) {
                         {"pass", v.pass}});
     }
     const size_t p = passed(results);
-    const auto fitted = std::count_if(results.begin(), results.end(), [](const auto& v) { return !v.row.fitted.empty(); });
-    return {{"rows", rows}, {"passed", p}, {"failed", results.size() - p}, {"fitted_rows", fitted}};
+    return {{"rows", rows}, {"passed", p}, {"failed", results.size() - p}, {"fitted_rows", fitted_rows(results)}};
 }
 
 }  // namespace wakesim
