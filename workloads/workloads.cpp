@@ -96,7 +96,7 @@ CpuSet read_cpus(const JsonNode& obj, const ParamValues& v, std::string_view nam
     try {
         ids = parse_cpu_list(v.cpulist(name));
     } catch (const std::invalid_argument& e) {
-        n.fail(std::string("expected a CPU list like \"0-3,8\": ") + e.what());
+        n.fail(e.what());  // parse_cpu_list() says what it expected and what it got
     }
     for (int c : ids) {
         if (c >= topo.nr_cpus())
