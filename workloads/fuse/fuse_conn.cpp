@@ -252,6 +252,13 @@ void FuseConn::send_background(int self, int slot) {
     if (!ring.pending.empty()) wake_ring(ring, bg_dispatch_site_);
 }
 
+uint64_t FuseConn::held() const {
+    uint64_t n = fiq_pending_.size + bg_queue_.size + static_cast<uint64_t>(forgets_pending_);
+    for (const Ring& r : rings_) n += r.pending.size + r.bg_pending.size + r.batch.size;
+    for (int req : serving_) n += req >= 0 ? 1 : 0;
+    return n;
+}
+
 // A server thread starts on the request (fuse_dev_do_read's copy, or the ring's task work).
 void FuseConn::taken(int slot) { reqs_[static_cast<size_t>(slot)].taken = s_->now(); }
 

@@ -143,6 +143,11 @@ public:
     const FuseConnDef& def() const { return *def_; }
     // Requests sent and not yet completed.
     uint64_t in_flight() const { return stats_.sent - stats_.completed; }
+    // The requests the connection holds, counted where they are: queued for a server (fiq->pending,
+    // fc->bg_queue, the forget list, each ring's request, background and reply lists) or in a server
+    // thread's hands. Found independently of the counters, so that a request lost on its way shows as
+    // in_flight() != held().
+    uint64_t held() const;
     int num_background() const { return num_background_; }
     int active_background() const { return active_background_; }
 
