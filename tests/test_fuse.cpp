@@ -243,6 +243,28 @@ TEST_CASE("io-uring with 2 queues in one LLC and fio on their CPUs: plain and WF
     CHECK(stay.m.get(Metric::usec_per_op) < bounce.m.get(Metric::usec_per_op));
 }
 
+TEST_CASE("io-uring, one queue on the other node: a WF_SYNC reply pulls fio to its ring thread's LLC, a plain "
+          "one leaves it on its idle CPU", "[fuse][uring][wf_sync]") {
+    // wake_affine_idle(): with WF_SYNC and the waker alone on its CPU the target is the waker's
+    // CPU; it is busy and fio's idle previous CPU is in another LLC, so select_idle_sibling()
+    // scans the ring thread's LLC for an idle CPU. Without WF_SYNC the idle previous CPU is the
+    // target, and fio stays on node 0 with every reply crossing the nodes.
+    auto node_share = [](const Outcome& o, const std::string& node) {
+        for (const auto& [k, v] : o.m.breakdown(Metric::requester_time_by_node))
+            if (k == node) return v;
+        return -1.0;
+    };
+    const std::string far = R"(, "transport": "io_uring", "queue_cpus": "8")";
+    const Outcome plain = simulate(fio_doc("xeon-2s-16c32t", far));
+    const Outcome sync = simulate(fio_doc("xeon-2s-16c32t", far, "wf_sync"));
+    CHECK(n(plain, Metric::migrations_requester) == 0);
+    CHECK(node_share(plain, "node0") == Approx(1.0));
+    CHECK(n(sync, Metric::migrations_requester) == 1);
+    CHECK(node_share(sync, "node1") > 0.99);
+    // Beside its ring thread's LLC each reply's wake stays within it: cheaper.
+    CHECK(sync.m.get(Metric::usec_per_op) < plain.m.get(Metric::usec_per_op));
+}
+
 TEST_CASE("/dev/fuse: fuse_wake_same_cpu changes nothing (FR_URING only)", "[fuse][dev][fuse_wake_same_cpu]") {
     const Outcome plain = simulate(fio_doc("xeon-2s-16c32t", ""));
     const Outcome same = simulate(fio_doc("xeon-2s-16c32t", "", "fuse_wake_same_cpu"));
