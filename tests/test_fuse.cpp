@@ -64,6 +64,13 @@ FuseRun run_fuse(const json& d, Time limit = 0) {
 
 int64_t n(const Outcome& o, Metric m) { return o.m.integer(m); }
 
+// The share of a breakdown metric under `key` (a node, a capacity), -1 if the run has none.
+double share(const Outcome& o, Metric m, const std::string& key) {
+    for (const auto& [k, v] : o.m.breakdown(m))
+        if (k == key) return v;
+    return -1.0;
+}
+
 }  // namespace
 
 TEST_CASE("fio over FUSE: every request is completed or still in flight", "[fuse][invariant]") {
@@ -249,18 +256,13 @@ TEST_CASE("io-uring, one queue on the other node: a WF_SYNC reply pulls fio to i
     // CPU; it is busy and fio's idle previous CPU is in another LLC, so select_idle_sibling()
     // scans the ring thread's LLC for an idle CPU. Without WF_SYNC the idle previous CPU is the
     // target, and fio stays on node 0 with every reply crossing the nodes.
-    auto node_share = [](const Outcome& o, const std::string& node) {
-        for (const auto& [k, v] : o.m.breakdown(Metric::requester_time_by_node))
-            if (k == node) return v;
-        return -1.0;
-    };
     const std::string far = R"(, "transport": "io_uring", "queue_cpus": "8")";
     const Outcome plain = simulate(fio_doc("xeon-2s-16c32t", far));
     const Outcome sync = simulate(fio_doc("xeon-2s-16c32t", far, "wf_sync"));
     CHECK(n(plain, Metric::migrations_requester) == 0);
-    CHECK(node_share(plain, "node0") == Approx(1.0));
+    CHECK(share(plain, Metric::requester_time_by_node, "node0") == Approx(1.0));
     CHECK(n(sync, Metric::migrations_requester) == 1);
-    CHECK(node_share(sync, "node1") > 0.99);
+    CHECK(share(sync, Metric::requester_time_by_node, "node1") > 0.99);
     // Beside its ring thread's LLC each reply's wake stays within it: cheaper.
     CHECK(sync.m.get(Metric::usec_per_op) < plain.m.get(Metric::usec_per_op));
 }
@@ -356,11 +358,6 @@ TEST_CASE("fio: engines and options not modelled are one-line errors", "[fuse][i
 
 TEST_CASE("Per task class: the application's and the daemon's migrations, CPU time and where it ran",
           "[fuse][metrics]") {
-    auto share = [](const Outcome& o, Metric m, const std::string& key) {
-        for (const auto& [k, v] : o.m.breakdown(m))
-            if (k == key) return v;
-        return -1.0;
-    };
     // Queue per core, plain reply wakes: fio migrates on every other request, the ring threads
     // are pinned and never do; both stay on node 0, where fio was forked.
     const Outcome o = simulate(fio_doc("xeon-2s-16c32t", R"(, "transport": "io_uring")"));
@@ -374,17 +371,20 @@ TEST_CASE("Per task class: the application's and the daemon's migrations, CPU ti
     // CPU time adds up: every busy nanosecond of a CPU is the application's or the daemon's (the
     // context switch into a task counts as that task's), on either transport and with either
     // asynchronous engine.
-    for (const char* extra : {R"(, "transport": "io_uring")", R"(, "transport": "dev", "numjobs": 3)",
-                              R"(, "transport": "io_uring", "ioengine": "io_uring", "iodepth": 8, "numjobs": 2)",
-                              R"(, "transport": "dev", "ioengine": "libaio", "iodepth": 8, "numjobs": 2)"}) {
-        INFO(extra);
-        const Outcome x = simulate(fio_doc("xeon-2s-16c32t", extra));
+    auto adds_up = [](const Outcome& x) {
         const double busy_ns = x.m.get(Metric::cpu_util_sum) * x.m.get(Metric::sim_time_ns);
         const double classes =
             static_cast<double>(n(x, Metric::cpu_time_requester_ns) + n(x, Metric::cpu_time_server_ns));
         CHECK(busy_ns > 1e7);
         CHECK(classes >= busy_ns * 0.999);
         CHECK(classes <= busy_ns * 1.0001);
+    };
+    adds_up(o);
+    for (const char* extra : {R"(, "transport": "dev", "numjobs": 3)",
+                              R"(, "transport": "io_uring", "ioengine": "io_uring", "iodepth": 8, "numjobs": 2)",
+                              R"(, "transport": "dev", "ioengine": "libaio", "iodepth": 8, "numjobs": 2)"}) {
+        INFO(extra);
+        adds_up(simulate(fio_doc("xeon-2s-16c32t", extra)));
     }
     // fio allowed only node 1's CPUs: its requests go to node 1's queues and all its time is there.
     const Outcome far = simulate(fio_doc("xeon-2s-16c32t", R"(, "transport": "io_uring", "cpus": "9-15")"));
