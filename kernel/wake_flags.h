@@ -32,6 +32,7 @@ enum class FuseSite : uint8_t {
     bg_unblock,      // fuse_request_end, background branch: wake_up(&fc->blocked_waitq), a throttled submitter
     aio_complete,    // a background request's end callback (fuse_aio_complete -> ki_complete): the
                      // submitter waiting for completions in io_uring_enter or io_getevents
+    writeback_end,   // a page's WRITE ends (fuse_writepage_end): the writer waiting for its writeback
 };
 
 struct WakeSite {

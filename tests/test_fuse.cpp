@@ -712,6 +712,13 @@ TEST_CASE("FUSE background wake sites: sync hints stay off, fuse_wake_same_cpu s
     CHECK(same.site_flags(fuse_bg_unblock_site(true)) == 0);
     CHECK(fuse_aio_complete_site(AioEngine::io_uring, true).iowait);
     CHECK_FALSE(fuse_aio_complete_site(AioEngine::libaio, true).iowait);
+    // A page's WRITE (writeback): its end wakes the writer from folio_wait_writeback(), an I/O
+    // wait (fuse_sync_writes() before 2025 was not); "fuse: Wake requests on the same cpu" only
+    // changes fuse_request_end's foreground wake.
+    CHECK(same.site_flags(fuse_writeback_end_site(true)) == 0);
+    CHECK(fuse_writeback_end_site(true).iowait);
+    CHECK_FALSE(fuse_writeback_end_site(true, false).iowait);
+    CHECK(wf_sync.site_flags(fuse_writeback_end_site(true)) == WF_SYNC);  // the ring thread sleeps next
 }
 
 TEST_CASE("FUSE request latency splits into queueing, server and reply, WF_CURRENT_CPU shortens the reply",

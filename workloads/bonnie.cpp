@@ -80,8 +80,8 @@ std::vector<FuseOp> file_requests(const std::string& phase, int64_t size) {
         // fuse_atomic_open: fuse_lookup (negative) then fuse_create_open (CREATE, opens too).
         std::vector<FuseOp> r = {FuseOp::getattr, FuseOp::lookup, FuseOp::create};
         // write(): file_remove_privs asks for security.capability; close(): fuse_flush writes the
-        // dirty page back (write_inode_now, waited for) before the FLUSH.
-        if (size > 0) r.insert(r.end(), {FuseOp::getxattr, FuseOp::write});
+        // dirty page back (write_inode_now: a background WRITE, waited for) before the FLUSH.
+        if (size > 0) r.insert(r.end(), {FuseOp::getxattr, FuseOp::writeback});
         // fuse_release -> fuse_file_put(sync = false): RELEASE in the background.
         r.insert(r.end(), {FuseOp::flush, FuseOp::release});
         return r;

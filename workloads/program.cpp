@@ -190,7 +190,7 @@ struct StepReader {
             if (!st.has("bytes")) st.fail("expected \"bytes\" (1 to 1048576) for a " + std::string(fuse_op_name(s.fuse_op)));
             s.n = st.at("bytes").as_int(1, 1 << 20);
         } else if (st.has("bytes")) {
-            st.at("bytes").fail("expected no \"bytes\": only read and write carry data");
+            st.at("bytes").fail("expected no \"bytes\": only read, write and writeback carry data");
         }
     }
 
@@ -273,8 +273,10 @@ struct StepReader {
                     st.check_keys({"fuse", "bytes", "conn"});
                     s.kind = StepKind::fuse;
                     read_fuse(st, s);
-                    // A synchronous request sleeps until its reply; a RELEASE or FORGET goes on at once.
-                    waits = waits || fuse_op_send(s.fuse_op) == FuseSend::sync;
+                    // A synchronous request sleeps until its reply, a writeback until its WRITE ends; a
+                    // RELEASE or FORGET goes on at once.
+                    waits = waits || fuse_op_send(s.fuse_op) == FuseSend::sync ||
+                            fuse_op_send(s.fuse_op) == FuseSend::writeback;
                 } else if (st.has("timer")) {
                     st.check_keys({"timer", "period"});
                     // Takes time: each use moves the expiry a period on, so a loop reaches one ahead.

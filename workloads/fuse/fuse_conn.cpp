@@ -59,6 +59,18 @@ WakeSite fuse_aio_complete_site(AioEngine engine, bool fr_uring, bool iowait) {
     return s;
 }
 
+// fuse_writepage_end -> fuse_writepage_finish: folio_end_writeback() wakes a writer in
+// folio_wait_writeback() (an io_schedule(): iowait), or wake_up(&fi->page_waitq) one in
+// fuse_sync_writes() (before 2025). The waker is where fuse_request_end's reply wake is.
+WakeSite fuse_writeback_end_site(bool fr_uring, bool iowait) {
+    WakeSite s{"fuse_writepage_end", 0, true, SiteRole::reply};
+    s.iowait = iowait;
+    s.fuse = FuseSite::writeback_end;
+    s.fr_uring = fr_uring;
+    s.fr_background = true;
+    return s;
+}
+
 FuseConn::FuseConn(std::shared_ptr<const FuseConnDef> def, const std::vector<int>& depth, int shared_key_base)
     : def_(std::move(def)),
       shared_key_base_(shared_key_base),
@@ -71,7 +83,8 @@ FuseConn::FuseConn(std::shared_ptr<const FuseConnDef> def, const std::vector<int
       bg_dispatch_site_(fuse_uring_dispatch_site(true, def_->uring_iowait)),
       end_site_(fuse_request_end_site(def_->transport == FuseTransport::uring)),
       unblock_site_(fuse_bg_unblock_site(def_->transport == FuseTransport::uring)),
-      aio_site_(fuse_aio_complete_site(def_->engine, def_->transport == FuseTransport::uring, def_->uring_iowait)) {
+      aio_site_(fuse_aio_complete_site(def_->engine, def_->transport == FuseTransport::uring, def_->uring_iowait)),
+      writeback_site_(fuse_writeback_end_site(def_->transport == FuseTransport::uring, def_->writeback_iowait)) {
     // Task i's first slot is i (so a synchronous requester's request keeps its shared-data key);
     // deeper requesters' further slots follow, then the orphan slots.
     size_t n = depth.size();
@@ -298,6 +311,11 @@ void FuseConn::request_end(int slot) {
     --num_background_;
     --active_background_;
     if (def_->transport == FuseTransport::dev) flush_bg_queue();
+    if (q.writeback) {  // args->end = fuse_writepage_end: the writer's wait for the page ends
+        q.writeback = false;
+        s_->wake(subs_[static_cast<size_t>(q.owner)].task_id, writeback_site_);
+        return;
+    }
     if (q.owner < 0) {  // a RELEASE: nobody waits for it
         orphan_free_.push(slot);
         return;
@@ -332,6 +350,18 @@ bool FuseConn::request(int self, int task_id, uint8_t& phase, Action& out, FuseR
                 send_forget(work);
                 phase = start;
                 return false;
+            }
+            if (fuse_op_send(args.op) == FuseSend::writeback) {
+                // fuse_send_writepage: fuse_simple_background with args->force, so fc->blocked does
+                // not hold it back; the writer then waits for the page's writeback to end, inside
+                // close() (write_inode_now with WB_SYNC_ALL, or fuse_sync_writes before 2025).
+                r.work = work;
+                r.writeback = true;
+                ++stats_.per_op[static_cast<size_t>(args.op)];
+                send_background(self, self);
+                phase = wait_reply;
+                out = Action::BlockInSyscall();
+                return true;
             }
             if (fuse_op_send(args.op) == FuseSend::background) {
                 // fuse_get_req(for_background): sleep exclusively on fc->blocked_waitq while blocked.

@@ -52,6 +52,7 @@ struct FuseConnDef {
     int max_idle_threads = -1;  // /dev/fuse: idle workers beyond this exit; -1: never
     bool watchdog = false;      // /dev/fuse: libfuse's teardown watchdog polls the device fd
     bool uring_iowait = true;   // io_uring's CQ wait is an I/O wait (Linux 6.5+)
+    bool writeback_iowait = true;  // a writer waits for its page's WRITE in folio_wait_writeback (2025+)
     int uring_q_depth = 8;          // io-uring: ring entries per queue (libfuse's io_uring_q_depth)
     bool uring_reply_batch = true;  // libfuse 3.18+: a ring thread's replies to one CQE batch go out together
     std::vector<int> queue_of_cpu;  // io-uring: the queue a foreground request submitted on each CPU uses
@@ -158,6 +159,7 @@ private:
         int64_t work = 0;     // the server's handler for it
         int queue = -1;       // io-uring queue it was sent to
         bool background = false;
+        bool writeback = false;  // a page's WRITE its owner waits for (FuseSend::writeback)
         bool finished = false;
         Time sent = 0, taken = 0, ended = 0;  // send, a server thread takes it, fuse_request_end
     };
@@ -221,7 +223,7 @@ private:
     RngStream rng_{0, "fuse.queue"};
     FuseStats stats_;
     WakeSite queue_site_, bg_queue_site_, forget_site_, dispatch_site_, bg_dispatch_site_, end_site_, unblock_site_,
-        aio_site_;
+        aio_site_, writeback_site_;
 };
 
 // The FUSE wake sites with their mainline flags (all plain wake_up). `iowait`: the wakee sleeps in
@@ -232,5 +234,6 @@ WakeSite fuse_uring_dispatch_site(bool background = false, bool iowait = true);
 WakeSite fuse_request_end_site(bool fr_uring);
 WakeSite fuse_bg_unblock_site(bool fr_uring);
 WakeSite fuse_aio_complete_site(AioEngine engine, bool fr_uring, bool iowait = true);
+WakeSite fuse_writeback_end_site(bool fr_uring, bool iowait = true);
 
 }  // namespace wakesim

@@ -32,6 +32,9 @@ constexpr std::array<OpInfo, kNrFuseOps> kOps = {{
     {FuseOp::write, "WRITE", "write", FuseSend::sync},
     // fuse_evict_inode -> fuse_queue_forget: fiq->ops->send_forget, /dev/fuse even with io-uring.
     {FuseOp::forget, "FORGET", "forget", FuseSend::forget},
+    // A dirty page cache page written back at close() or fsync() (writeback cache): a WRITE sent
+    // as fuse_send_writepage does, then waited for.
+    {FuseOp::writeback, "WRITE", "writeback", FuseSend::writeback},
 }};
 
 const OpInfo& info(FuseOp op) { return kOps[static_cast<size_t>(op)]; }
@@ -39,7 +42,8 @@ const OpInfo& info(FuseOp op) { return kOps[static_cast<size_t>(op)]; }
 // The per-opcode server parameters, in FuseOp order from lookup.
 constexpr std::array<const char*, kNrFuseOps> kServerParam = {
     "", "server_lookup", "server_create", "server_open", "server_getattr", "server_setattr", "server_getxattr",
-    "server_flush", "server_release", "server_unlink", "server_read", "server_write", "server_forget"};
+    "server_flush", "server_release", "server_unlink", "server_read", "server_write", "server_forget",
+    "server_write"};
 
 }  // namespace
 
@@ -60,7 +64,9 @@ std::vector<std::string> fuse_op_step_names() {
 
 FuseSend fuse_op_send(FuseOp op) { return info(op).send; }
 
-bool fuse_op_has_data(FuseOp op) { return op == FuseOp::read || op == FuseOp::write || op == FuseOp::conn_read; }
+bool fuse_op_has_data(FuseOp op) {
+    return op == FuseOp::read || op == FuseOp::write || op == FuseOp::writeback || op == FuseOp::conn_read;
+}
 
 int64_t FuseOpCosts::work(FuseOp op, int64_t bytes) const {
     return server[static_cast<size_t>(op)] + (fuse_op_has_data(op) ? 2 * bytes * copy_per_kib / 1024 : 0);
@@ -111,6 +117,12 @@ const ParamTable& fuse_conn_params() {
                  "`io_uring` engine waiting for completions (`io_cqring_wait_schedule`: \"io_uring: Use "
                  "io_schedule* in cqring wait\" and \"io_uring: gate iowait schedule on having pending requests\", "
                  "Axboe, Linux 6.5, Jul 2023). false: kernels before 6.5"},
+        {.name = "writeback_iowait", .type = ParamType::boolean, .default_value = "true",
+         .help = "a writer waiting for its dirty page's WRITE (a `writeback` request: bonnie++'s byte at close) "
+                 "sleeps in `folio_wait_writeback()`, an I/O wait, so the WRITE's end gives its CPU schedutil's "
+                 "iowait boost (\"fuse: remove tmp folio for writebacks and internal rb tree\", Koong, 2025). "
+                 "false: before it, the writer waits in `fuse_sync_writes()` on the inode's `page_waitq`, "
+                 "not an I/O wait"},
         {.name = "app_submit", .type = ParamType::duration, .default_value = "1200ns", .min = 0, .max = kMaxTime,
          .help = "per request, the requester: syscall entry, VFS, request allocation and queueing (estimate)"},
         {.name = "app_complete", .type = ParamType::duration, .default_value = "300ns", .min = 0, .max = kMaxTime,
@@ -215,6 +227,7 @@ FuseConnSpec read_fuse_conn(const JsonNode& obj, const ParamValues& p, const Top
     d.max_idle_threads = static_cast<int>(p.integer("max_idle_threads"));
     d.watchdog = p.boolean("teardown_watchdog");
     d.uring_iowait = p.boolean("uring_iowait");
+    d.writeback_iowait = p.boolean("writeback_iowait");
     d.uring_reply_batch = p.boolean("uring_reply_batch");
     d.uring_q_depth = static_cast<int>(p.integer("uring_q_depth"));
     d.max_background = static_cast<int>(p.integer("max_background"));

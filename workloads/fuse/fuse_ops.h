@@ -21,8 +21,9 @@ struct FuseConnDef;
 // `conn_read` is the fio kind's READ, costed by FuseCosts::server_work (the Op's default).
 enum class FuseOp : uint8_t {
     conn_read, lookup, create, open, getattr, setattr, getxattr, flush, release, unlink, read, write, forget,
+    writeback,
 };
-inline constexpr size_t kNrFuseOps = 13;
+inline constexpr size_t kNrFuseOps = 14;
 
 // "LOOKUP", ... (conn_read: "READ").
 const char* fuse_op_name(FuseOp op);
@@ -35,6 +36,8 @@ enum class FuseSend : uint8_t {
     sync,        // __fuse_request_send: the requester sleeps in request_wait_answer
     background,  // fuse_simple_background: queued, the requester goes on (RELEASE of a regular file)
     forget,      // fuse_queue_forget: no reply, always through /dev/fuse (also in io-uring mode)
+    writeback,   // fuse_send_writepage: a background request (args->force: never throttled) that the
+                 // writer then waits for (close() -> fuse_flush -> write_inode_now)
 };
 FuseSend fuse_op_send(FuseOp op);
 // READ copies its bytes into the reply, WRITE in the request: both carry `bytes`.
