@@ -142,9 +142,9 @@ TEST_CASE("bonnie over io-uring, queue per core: bound to CPU 0 it creates faste
 
 TEST_CASE("bonnie over io-uring on the E5, 2023 kernel: unbound, schedutil settles the CPUs bonnie++ bounces "
           "between at the lowest clock, bound CPU 0 runs at the one-core turbo", "[bonnie][fuse][uring][schedutil]") {
-    // The published runs split this way: unbound, the ring threads' side of a create takes 2.8x
-    // the bound time (3.4 / 1.2 GHz) and bonnie++'s own CPU 3.6x (its %CP, the mail of
-    // 2023-03-24). Measured after the clock has settled (the first 15,000 creates not counted).
+    // The published runs read this way: unbound, the rest of a create takes 2.8x the bound time
+    // (as 3.4 / 1.2 GHz) and bonnie++'s own CPU 3.6x (its %CP, the mail of 2023-03-24). Measured
+    // after the clock has settled (the first 15,000 creates not counted).
     auto d2023 = [](const std::string& cpus) {
         return doc(R"({"name": "b", "description": "d",
             "machine": {"preset": "e5-2650-2s", "profile": {"base": "e5-2650-2s", "sugov_rate_limit": "10ms",
