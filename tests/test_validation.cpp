@@ -251,8 +251,10 @@ TEST_CASE("fuse-kvm-amd: fio's io_uring engine over fuse-over-io-uring gains fro
     CHECK(qd4 / qd1 == Approx(84327.0 / 36615).epsilon(0.15));
     CHECK(qd8 / qd4 == Approx(109813.0 / 84327).epsilon(0.15));
     // fio sleeps once a round of iodepth reads, and its wake finds its ring thread serving the
-    // round on fio's vCPU, so it moves: measured 0.77, 0.36, 0.16 and 0.079 moves a read (fio's
-    // own nr_migrations), a move in 60-80% of the rounds; the model moves in every round.
+    // round on fio's vCPU, so it moves: measured 0.70-0.84, 0.33-0.38, 0.15-0.17 and 0.077-0.081
+    // moves a read (fio's own nr_migrations), a move in 60-84% of the rounds; the model moves in
+    // every round. Metric::migrations counts every task's, which here are fio's: the ring threads
+    // are pinned.
     auto moves = [&](const std::string& c) {
         const RunMetrics& r = m.at(c + "/plain");
         return r.get(Metric::migrations) / r.get(Metric::ops);
@@ -264,7 +266,7 @@ TEST_CASE("fuse-kvm-amd: fio's io_uring engine over fuse-over-io-uring gains fro
 }
 
 TEST_CASE("fuse-bg-series-xeon: cpu++'s gain at iodepth 1 and 8 and with 2 and 8 jobs as the patch's commit message "
-          "gives it, and v3's rule spreading only at iodepth 8",
+          "gives it, and v3's rule equal to cpu++ at iodepth 4 and spreading at iodepth 8",
           "[validation][fuse]") {
     // The author's tree, 2026-02-21 (the figures v4 posted), MiB/s mainline / cpu++: iodepth 1
     // 195 / 232, iodepth 8 466 / 641, 2 jobs 366 / 472, 8 jobs 1437 / 1529. Iodepth 4 (table B)
@@ -277,10 +279,13 @@ TEST_CASE("fuse-bg-series-xeon: cpu++'s gain at iodepth 1 and 8 and with 2 and 8
     }
     for (auto& [k, v] : mib) v /= n.at(k);
     auto gain = [&](const std::string& c) { return mib.at(c + "/fuse_bg_next_cpu") / mib.at(c + "/plain"); };
-    CHECK(gain("qd1") == Approx(232.0 / 195).epsilon(0.15));
-    CHECK(gain("qd8") == Approx(641.0 / 466).epsilon(0.15));
-    CHECK(gain("qd1-2jobs") == Approx(472.0 / 366).epsilon(0.15));
-    CHECK(gain("qd1-8jobs") == Approx(1529.0 / 1437).epsilon(0.15));
+    const std::vector<std::pair<std::string, double>> published = {
+        {"qd1", 232.0 / 195}, {"qd8", 641.0 / 466}, {"qd1-2jobs", 472.0 / 366}, {"qd1-8jobs", 1529.0 / 1437}};
+    for (const auto& [c, g] : published) {
+        INFO(c);
+        CHECK(gain(c) > 1.0);  // cpu++ wins in each
+        CHECK(gain(c) == Approx(g).epsilon(0.10));
+    }
     CHECK(mib.at("qd8/plain") == Approx(466).epsilon(0.05));
     CHECK(mib.at("qd8/fuse_bg_next_cpu") == Approx(641).epsilon(0.05));
     // v3's rule: the next queue while it holds at most three requests, so cpu++ itself up to
