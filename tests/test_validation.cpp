@@ -268,7 +268,7 @@ TEST_CASE("fuse-kvm-amd: fio's io_uring engine over fuse-over-io-uring gains fro
 TEST_CASE("fuse-bg-series-xeon: cpu++'s gain at iodepth 1 and 8 and with 2 and 8 jobs as the patch's commit message "
           "gives it, and v3's rule equal to cpu++ at iodepth 4 and spreading at iodepth 8",
           "[validation][fuse]") {
-    // The author's tree, 2026-02-21 (the figures v4 posted), MiB/s mainline / cpu++: iodepth 1
+    // The author's tree, 2026-02-21 (with table B's figures), MiB/s mainline / cpu++: iodepth 1
     // 195 / 232, iodepth 8 466 / 641, 2 jobs 366 / 472, 8 jobs 1437 / 1529. Iodepth 4 (table B)
     // is the row the model misses; `wakesim validate` reports it.
     std::map<std::string, double> mib;  // case/policy: mean over the seeds
@@ -288,8 +288,9 @@ TEST_CASE("fuse-bg-series-xeon: cpu++'s gain at iodepth 1 and 8 and with 2 and 8
     }
     CHECK(mib.at("qd8/plain") == Approx(466).epsilon(0.05));
     CHECK(mib.at("qd8/fuse_bg_next_cpu") == Approx(641).epsilon(0.05));
-    // v3's rule: the next queue while it holds at most three requests, so cpu++ itself up to
-    // iodepth 4; at iodepth 8 it walks on and a second ring thread serves (v3: 966-1014 MiB/s).
+    // v3's rule: the next queue while it holds at most three requests, so for one job cpu++
+    // itself up to iodepth 4; at iodepth 8 it walks on and a second ring thread serves (v3:
+    // 966-1014 MiB/s).
     CHECK(mib.at("qd4/fuse_bg_retries") == Approx(mib.at("qd4/fuse_bg_next_cpu")).epsilon(0.01));
     CHECK(mib.at("qd8/fuse_bg_retries") > 1.4 * mib.at("qd8/fuse_bg_next_cpu"));
 }
