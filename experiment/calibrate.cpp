@@ -107,14 +107,15 @@ double current_value(const MachineProfile& prof, const std::string& key) {
 }
 
 // A value in the parameter's unit, read as a scenario writes it: a duration for ns, a size in
-// whole KiB for KiB, else a number.
-double read_value(const JsonNode& n, const std::string& unit) {
-    if (unit == "ns") return static_cast<double>(n.as_duration_ns(1, int64_t{10} * 1000000000));
-    if (unit == "KiB") {
+// whole KiB for KiB, else a count (within the workload's range for a workload's count).
+double read_value(const JsonNode& n, const CalibParam& p) {
+    if (p.unit == "ns") return static_cast<double>(n.as_duration_ns(1, int64_t{10} * 1000000000));
+    if (p.unit == "KiB") {
         const int64_t bytes = n.as_size_bytes(1024, int64_t{1} << 40);
         if (bytes % 1024 != 0) n.fail("expected a whole number of KiB (sizes are fitted in KiB), got " + n.raw().dump());
         return static_cast<double>(bytes / 1024);
     }
+    if (p.allowed_max > 0) return static_cast<double>(n.as_int(static_cast<int64_t>(p.allowed_min), static_cast<int64_t>(p.allowed_max)));
     return static_cast<double>(n.as_int(1, 100000));
 }
 
@@ -194,7 +195,13 @@ CalibMeasurement read_measurement(const JsonNode& n, const std::string& calib_di
     if (auto s = n.get("seeds")) {
         s->require_array();
         if (s->size() == 0 || s->size() > 100) s->fail("expected 1 to 100 seeds");
-        for (size_t i = 0; i < s->size(); ++i) m.seeds.push_back(static_cast<uint64_t>((*s)[i].as_int(0, int64_t{1} << 62)));
+        for (size_t i = 0; i < s->size(); ++i) {
+            const auto seed = static_cast<uint64_t>((*s)[i].as_int(0, int64_t{1} << 62));
+            // A seed twice would weigh its run twice in the measurement's mean.
+            if (std::find(m.seeds.begin(), m.seeds.end(), seed) != m.seeds.end())
+                (*s)[i].fail("expected distinct seeds, " + std::to_string(seed) + " appears twice");
+            m.seeds.push_back(seed);
+        }
     } else {
         m.seeds = sc.seeds;
     }
@@ -270,6 +277,9 @@ CalibParam read_param(const JsonNode& n, const MachineProfile& prof, const std::
     const bool workload = p.key.rfind("workload/", 0) == 0;
     const std::vector<std::string> keys = param_key_names(prof);
     if (workload) {
+        // Its unit, range and start come from the measurements' scenarios. When none could be
+        // read, their errors stand alone: bounds read in a guessed unit would add a false one.
+        if (ms.empty()) return p;
         read_workload_param(kn, p, ms);
     } else if (std::find(keys.begin(), keys.end(), p.key) == keys.end()) {
         const std::string hint = nearest_name(p.key, keys);
@@ -283,8 +293,8 @@ CalibParam read_param(const JsonNode& n, const MachineProfile& prof, const std::
         for (const auto& x : numeric_params())
             if (x.key == p.key) p.unit = x.unit;
     }
-    p.min = read_value(n.at("min"), p.unit);
-    p.max = read_value(n.at("max"), p.unit);
+    p.min = read_value(n.at("min"), p);
+    p.max = read_value(n.at("max"), p);
     // A workload parameter's fit stays within what the workload accepts.
     if (p.allowed_max > 0) {
         const std::string range = "[" + show_value(p.allowed_min, p.unit) + ", " + show_value(p.allowed_max, p.unit) + "]";
@@ -293,7 +303,7 @@ CalibParam read_param(const JsonNode& n, const MachineProfile& prof, const std::
     }
     if (!(p.min < p.max)) n.at("max").fail("expected a bound above \"min\" (" + show_value(p.min, p.unit) + ")");
     if (auto s = n.get("start")) {
-        p.start = read_value(*s, p.unit);
+        p.start = read_value(*s, p);
         if (p.start < p.min || p.start > p.max)
             s->fail("expected a start within [" + show_value(p.min, p.unit) + ", " + show_value(p.max, p.unit) + "]");
     } else {

@@ -253,7 +253,7 @@ struct Reader {
                 fail(at + "/" + json_pointer_escape(k), "expected only \"ref\", \"period\" and \"mode\" in a timer");
         if (!v.contains("ref")) fail(at, "expected \"ref\": the timer's name (rt-app shares a timer by name)");
         const std::string ref = name(v["ref"], at + "/ref", "the timer");
-        if (ref.find(' ') != std::string::npos) fail(at + "/ref", "expected a timer name without spaces");
+        if (!is_plain_name(ref)) fail(at + "/ref", "expected a timer name without spaces or control characters");
         if (!v.contains("period")) fail(at, "expected \"period\": the timer's period in microseconds");
         period_us = integer(v["period"], at + "/period", 0, kMaxUs, "a period in microseconds");
         bool absolute = false;
@@ -437,7 +437,7 @@ ojson import_rtapp(const std::string& path, const std::string& machine) {
         const std::string at = "/tasks/" + json_pointer_escape(name);
         first.attempt([&] {
             if (!t.is_object()) r.fail(at, "expected a task: an object of its properties and events");
-            if (name.empty() || name.find(' ') != std::string::npos) r.fail(at, "expected a task name without spaces");
+            if (!is_plain_name(name)) r.fail(at, "expected a task name without spaces or control characters");
             int64_t n = 1;
             if (t.contains("instance")) {
                 n = r.integer(t["instance"], at + "/instance", 0, 100000, "a number of instances");

@@ -287,8 +287,7 @@ std::vector<MachineProfile::IdleState> read_idle_states(const JsonNode& s) {
             fields.attempt([&] { st.check_keys({"name", "exit_latency", "target_residency", "polling"}); });
             fields.attempt([&] {
                 is.name = st.at("name").as_string();
-                if (is.name.empty() || is.name.find(' ') != std::string::npos)
-                    st.at("name").fail("expected a state name without spaces");
+                if (!is_plain_name(is.name)) st.at("name").fail("expected a state name without spaces or control characters");
             });
             fields.attempt([&] { is.exit_ns = st.at("exit_latency").as_duration_ns(0, 100000000); });
             const bool residency = fields.attempt([&] { is.residency_ns = st.at("target_residency").as_duration_ns(0, 1000000000); });

@@ -367,6 +367,12 @@ std::string int_range(int64_t min, int64_t max) {
                       [](int64_t v) { return std::to_string(v); });
 }
 
+// The same with its upper end said even where it is int64's own: for a value beyond it.
+std::string int_range_to_top(int64_t min, int64_t max) {
+    const std::string top = std::to_string(max);
+    return min > std::numeric_limits<int64_t>::min() ? " in [" + std::to_string(min) + ", " + top + "]" : " <= " + top;
+}
+
 // A pointer segment for display: RFC 6901 escaping, plus control characters made visible so that
 // the message stays on one line.
 // A key as a pointer segment in a message: control characters escaped, long keys cut.
@@ -393,6 +399,13 @@ std::string format_duration(int64_t ns) {
 }
 
 // ---- public: near misses -----------------------------------------------------------------------
+
+bool is_plain_name(std::string_view s) {
+    return !s.empty() && std::none_of(s.begin(), s.end(), [](char c) {
+        const auto u = static_cast<unsigned char>(c);
+        return u <= 0x20 || u == 0x7F;
+    });
+}
 
 int edit_distance(std::string_view a, std::string_view b) {
     std::vector<int> row(b.size() + 1);
@@ -526,15 +539,19 @@ int64_t JsonNode::as_int(int64_t min, int64_t max) const {
     int64_t v = 0;
     if (j_->is_number_unsigned()) {
         const uint64_t u = j_->get<uint64_t>();
-        if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) fail(expected + ", got " + value_text(*j_));
+        if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+            fail("expected an integer" + int_range_to_top(min, max) + ", got " + value_text(*j_));
         v = static_cast<int64_t>(u);
     } else if (j_->is_number_integer()) {
         v = j_->get<int64_t>();
     } else if (j_->is_number_float()) {
         // 2.0 and 1e3 are integers written as floats; accept them only when exact.
         const double d = j_->get<double>();
-        if (!std::isfinite(d) || d != std::floor(d) || std::fabs(d) > 9007199254740992.0)
-            fail(expected + ", got " + value_text(*j_));
+        if (!std::isfinite(d) || d != std::floor(d)) fail(expected + ", got " + value_text(*j_));
+        if (d < static_cast<double>(min) || d > static_cast<double>(max))
+            fail("expected an integer" + int_range_to_top(min, max) + ", got " + value_text(*j_));
+        if (std::fabs(d) > 9007199254740992.0)
+            fail(expected + " in digits (with an exponent a number is exact only up to 2^53), got " + value_text(*j_));
         v = static_cast<int64_t>(d);
     } else {
         fail(expected + ", got " + describe(*j_));

@@ -251,7 +251,8 @@ TEST_CASE("Type mismatches name the expected and actual JSON types", "[json_inpu
 }
 
 TEST_CASE("as_int rejects non-integers, booleans and values out of range", "[json_input][node]") {
-    const json j = json::parse(R"({"zero": 0, "half": 2.5, "two": 2.0, "t": true, "big": 18446744073709551615})");
+    const json j = json::parse(
+        R"({"zero": 0, "half": 2.5, "two": 2.0, "t": true, "big": 18446744073709551615, "e19": 1e19, "e17": 1e17, "e3": 1e3})");
     const JsonNode root(j, "s.json");
     CHECK(input_error_of([&] { root.at("zero").as_int(1, 1024); }).expected() ==
           "expected an integer in [1, 1024], got 0");
@@ -259,8 +260,18 @@ TEST_CASE("as_int rejects non-integers, booleans and values out of range", "[jso
           "expected an integer in [1, 1024], got 2.5");
     CHECK(input_error_of([&] { root.at("t").as_int(1, 1024); }).expected() ==
           "expected an integer in [1, 1024], got boolean true");
+    // Beyond int64: the message names the upper end it missed, though the range has none of its own.
     CHECK(input_error_of([&] { root.at("big").as_int(0, INT64_MAX); }).expected() ==
-          "expected an integer >= 0, got 18446744073709551615");
+          "expected an integer in [0, 9223372036854775807], got 18446744073709551615");
+    CHECK(input_error_of([&] { root.at("e19").as_int(0, INT64_MAX); }).expected() ==
+          "expected an integer in [0, 9223372036854775807], got 1e+19");
+    CHECK(input_error_of([&] { root.at("e19").as_int(INT64_MIN, INT64_MAX); }).expected() ==
+          "expected an integer <= 9223372036854775807, got 1e+19");
+    // In int64's range but above 2^53, a float is not exact: it must be written in digits.
+    CHECK(input_error_of([&] { root.at("e17").as_int(0, INT64_MAX); }).expected() ==
+          "expected an integer >= 0 in digits (with an exponent a number is exact only up to 2^53), got 1e+17");
+    CHECK(input_error_of([&] { root.at("e17").as_int(1, 1024); }).expected() == "expected an integer in [1, 1024], got 1e+17");
+    CHECK(root.at("e3").as_int(1, 1024) == 1000);
     CHECK(root.at("two").as_int(1, 1024) == 2);
     CHECK(root.at("zero").as_int(0, 0) == 0);
 }

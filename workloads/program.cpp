@@ -328,8 +328,7 @@ ProgramSpec read_program(const WorkloadInput& in) {
         conns->require_object();
         for (const auto& name : conns->keys()) decl_errors.attempt([&] {
             JsonNode c = conns->at(name);
-            if (name.empty() || name.find(' ') != std::string::npos)
-                c.fail("expected a connection name without spaces");
+            if (!is_plain_name(name)) c.fail("expected a connection name without spaces or control characters");
             const ParamValues p = read_params(c, fuse_conn_params());
             s.fuse.push_back({name, read_fuse_conn(c, p, in.topo)});
             conn_ix[name] = static_cast<int>(s.fuse.size()) - 1;
@@ -348,7 +347,7 @@ ProgramSpec read_program(const WorkloadInput& in) {
         tms->require_object();
         for (const auto& name : tms->keys()) decl_errors.attempt([&] {
             JsonNode t = tms->at(name);
-            if (name.empty() || name.find(' ') != std::string::npos) t.fail("expected a timer name without spaces");
+            if (!is_plain_name(name)) t.fail("expected a timer name without spaces or control characters");
             const ParamValues p = read_params(t, timer_params());
             timer_ix[name] = static_cast<int>(s.timers.size());
             s.timers.push_back({name, p.choice("mode") == "absolute", p.boolean("shared")});
@@ -367,8 +366,7 @@ ProgramSpec read_program(const WorkloadInput& in) {
         t.require_object();
         TaskDef d;
         d.name = t.at("name").as_string();
-        if (d.name.empty() || d.name.find(' ') != std::string::npos)
-            t.at("name").fail("expected a task name without spaces");
+        if (!is_plain_name(d.name)) t.at("name").fail("expected a task name without spaces or control characters");
         if (task_ix.count(d.name)) t.at("name").fail("expected a unique task name, " + quote_for_message(d.name) + " is used twice");
         t.check_keys(keys_around({"name"}, task_params(), {"program"}));  // in this order in the error's list
         params.push_back(read_params(t, task_params(), {"name", "program"}));
@@ -490,7 +488,7 @@ const WorkloadKind& program_workload() {
         {"flags", "array of `\"WF_SYNC\"`, `\"WF_CURRENT_CPU\"`", "`[]`", "mainline's flags at this site"},
     };
     static const std::vector<KeyDoc> task_keys = {
-        {"name", "string without spaces, unique", "required",
+        {"name", "string without spaces or control characters, unique", "required",
          "the comm. With `count` > 1, the instances are `name-0`, `name-1`, ..."},
         {"program", "array of steps", "required", "below"},
     };

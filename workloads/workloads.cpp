@@ -142,7 +142,7 @@ TaskGroups read_groups(const JsonNode& groups, const Topology& topo) {
     InputErrorCollector errors;  // every bad group, each on its own line
     for (const auto& name : groups.keys()) errors.attempt([&] {
         const JsonNode g = groups.at(name);
-        if (name.empty() || name.find(' ') != std::string::npos) g.fail("expected a group name without spaces");
+        if (!is_plain_name(name)) g.fail("expected a group name without spaces or control characters");
         const ParamValues v = read_params(g, group_params());
         TaskGroup tg;
         tg.name = name;
