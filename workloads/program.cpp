@@ -266,8 +266,9 @@ struct StepReader {
                     if (depth >= kMaxLoopDepth)
                         st.at("do").fail("expected loops nested at most " + std::to_string(kMaxLoopDepth) + " deep");
                     if (!read(st.at("do"), s.body, depth + 1))
-                        st.at("do").fail("expected a loop body with a step that takes time or blocks (run, sleep, wait, "
-                                         "suspend or barrier); this loop would spin without simulated time passing");
+                        st.at("do").fail("expected a loop body with a step that takes time or blocks (run, sleep, timer, "
+                                         "wait, suspend, barrier, a synchronous fuse request or a loop); this loop "
+                                         "would spin without simulated time passing");
                     waits = true;
                 } else if (st.has("fuse")) {
                     st.check_keys({"fuse", "bytes", "conn"});
