@@ -398,14 +398,14 @@ std::string format_duration(int64_t ns) {
     return format_decimal_units(ns, {{1, "ns"}, {1'000, "us"}, {1'000'000, "ms"}, {1'000'000'000, "s"}});
 }
 
-// ---- public: near misses -----------------------------------------------------------------------
-
 bool is_plain_name(std::string_view s) {
     return !s.empty() && std::none_of(s.begin(), s.end(), [](char c) {
         const auto u = static_cast<unsigned char>(c);
         return u <= 0x20 || u == 0x7F;
     });
 }
+
+// ---- public: near misses -----------------------------------------------------------------------
 
 int edit_distance(std::string_view a, std::string_view b) {
     std::vector<int> row(b.size() + 1);

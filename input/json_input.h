@@ -26,8 +26,8 @@ std::string format_duration(int64_t ns);
 // Escapes `s` for a one-line message and quotes it; long values are cut with a trailing "...".
 std::string quote_for_message(std::string_view s);
 
-// A name a user gives a task, group, connection or timer: one token in traces and tables, so not
-// empty and without spaces or control characters.
+// A name a user gives a task, group, connection, timer or idle state: one token in traces and
+// tables, so not empty and without spaces or control characters.
 bool is_plain_name(std::string_view s);
 
 // Levenshtein distance; used to suggest the near miss of an unknown key or name.
