@@ -32,7 +32,8 @@ const ParamTable& fio_params() {
              .help = "`--number_ios`: I/Os per job; the workload performs numjobs x number_ios ops"},
             {.name = "ioengine", .type = ParamType::choice, .default_value = "psync",
              .choices = {"psync", "io_uring", "libaio"},
-             .help = "`--ioengine`: `psync` (pread/pwrite: one synchronous foreground request at a time), or "
+             .help = "`--ioengine`: fio's engine, not the FUSE transport (that is `transport`, default `dev`: table B's "
+                     "io_uring runs set both). `psync` (pread/pwrite: one synchronous foreground request at a time), or "
                      "`io_uring` / `libaio`: asynchronous direct I/O, one FUSE background request per I/O "
                      "(fuse_direct_IO with async_dio). As fio 3.33 does: while fewer than `iodepth` are in flight the "
                      "job submits the next `iodepth_batch_submit` in one call (io_uring_enter / io_submit); with the "
