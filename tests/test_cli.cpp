@@ -345,6 +345,28 @@ TEST_CASE("cli: --trace writes ftrace text", "[cli][run]") {
     CHECK(read_file(trace) == text);
 }
 
+TEST_CASE("cli: a program's FUSE server threads are forked before its tasks, as a mount exists before its clients",
+          "[cli][run][fuse]") {
+    TempDir tmp;
+    write_file(tmp.file("s.json"), R"({"machine": "kvm-2vcpu", "workload": {"kind": "program",
+        "fuse": {"fs": {"transport": "io_uring"}}, "tasks": [{"name": "app", "role": "requester",
+        "program": [{"loop": 3, "do": [{"run": "2us"}, {"fuse": "getattr"}, {"op": 0}]}]}]}, "policies": ["plain"]})");
+    const std::string trace = tmp.file("s.trace");
+    const CmdResult r = run_wakesim("run " + shell_quote(tmp.file("s.json")) + " -q --trace " + shell_quote(trace));
+    INFO(r.out);
+    REQUIRE(r.rc == 0);
+    // The order of the forks: the worker and both ring threads, then the app.
+    std::vector<std::string> forked;
+    std::istringstream in(read_file(trace));
+    for (std::string line; std::getline(in, line);) {
+        const size_t at = line.find("sched_wakeup_new: comm=");
+        if (at == std::string::npos) continue;
+        const size_t from = at + std::string("sched_wakeup_new: comm=").size();
+        forked.push_back(line.substr(from, line.find(' ', from) - from));
+    }
+    CHECK(forked == std::vector<std::string>{"fs-worker-0", "fs-ring-0", "fs-ring-1", "app"});
+}
+
 TEST_CASE("cli: --trace writes Perfetto's protobuf for .pftrace or --trace-format perfetto", "[cli][run]") {
     TempDir tmp;
     const std::string sc = shell_quote(tiny_scenario(tmp));

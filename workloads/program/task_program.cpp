@@ -93,16 +93,23 @@ void ProgramDriver::setup(CpuExec& s, Time at, int parent_cpu, uint64_t seed, in
                 break;
             }
     }
-    // Fork times: one after another from the parent CPU, a seeded gap apart.
+    // Fork times: one after another from the parent CPU, a seeded gap apart. A FUSE server's
+    // threads come first wherever the workload lists them: the mount exists before its clients.
     if (gap_min < 0 || gap_max <= gap_min) throw std::logic_error("fork gap range is empty");
     RngStream rng(seed, "workload.fork");
     std::vector<Time> fork_at(ctx_.size(), at);
     Time t = at;
-    for (size_t i = 0; i < ctx_.size(); ++i) {
-        if (defs_[i].deferred) continue;
-        fork_at[i] = t;
-        t += gap_min + static_cast<Time>(rng.below(static_cast<uint64_t>(gap_max - gap_min)));
-    }
+    const auto fuse_server = [&](size_t i) {
+        const Code& code = defs_[i].code;
+        return !code.empty() && (code[0].kind == Op::fuse_worker || code[0].kind == Op::fuse_ring ||
+                                 code[0].kind == Op::fuse_watchdog);
+    };
+    for (const bool servers : {true, false})
+        for (size_t i = 0; i < ctx_.size(); ++i) {
+            if (defs_[i].deferred || fuse_server(i) != servers) continue;
+            fork_at[i] = t;
+            t += gap_min + static_cast<Time>(rng.below(static_cast<uint64_t>(gap_max - gap_min)));
+        }
     for (size_t i = 0; i < ctx_.size(); ++i) {
         Ctx& c = ctx_[i];
         if (defs_[i].launcher) {
