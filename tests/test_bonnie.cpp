@@ -252,6 +252,26 @@ TEST_CASE("program: the fuse step sends each opcode through the program's connec
     }
 }
 
+TEST_CASE("program: a fuse step's bytes take a size as fio's bs does: \"4KiB\" is 4096", "[program][fuse]") {
+    auto code = [](const std::string& bytes) {
+        const std::string w = R"({"kind": "program", "fuse": {"fs": {}}, "tasks": [{"name": "app", "role": "requester",
+            "program": [{"fuse": "read", "bytes": )" + bytes + "}]}]}";
+        const Scenario sc = parse_scenario(scenario("kvm-2vcpu", w), "t.json");
+        return sc.cases.front().workload.tasks.front().code;
+    };
+    const Code as_size = code(R"("4KiB")"), as_count = code("4096");
+    REQUIRE(as_size.size() == as_count.size());
+    bool request = false;
+    for (size_t i = 0; i < as_size.size(); ++i) {
+        const Op &x = as_size[i], &y = as_count[i];
+        CHECK((x.kind == y.kind && x.ns == y.ns && x.ns2 == y.ns2 && x.a == y.a && x.b == y.b && x.bytes == y.bytes &&
+               x.sub == y.sub));
+        request = request || x.kind == Op::fuse_request;
+    }
+    CHECK(request);
+    CHECK(code(R"("8KiB")")[0].ns != as_count[0].ns);  // the size reaches the request's work
+}
+
 TEST_CASE("program: a RELEASE does not make its sender wait, a 13th in flight blocks it until one ends",
           "[program][fuse]") {
     // Releases every 1 us against a server that needs 100 us each: only background requests, so

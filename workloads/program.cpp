@@ -187,8 +187,8 @@ struct StepReader {
             s.target = conns.begin()->second;
         }
         if (fuse_op_has_data(s.fuse_op)) {
-            if (!st.has("bytes")) st.fail("expected \"bytes\" (1 to 1048576) for a " + std::string(fuse_op_name(s.fuse_op)));
-            s.n = st.at("bytes").as_int(1, 1 << 20);
+            if (!st.has("bytes")) st.fail("expected \"bytes\" (1B to 1MiB) for a " + std::string(fuse_op_name(s.fuse_op)));
+            s.n = st.at("bytes").as_size_bytes(1, 1 << 20);  // 4096 or "4KiB", as fio's bs
         } else if (st.has("bytes")) {
             st.at("bytes").fail("expected no \"bytes\": only read, write and writeback carry data");
         }
