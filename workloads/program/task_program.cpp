@@ -104,9 +104,11 @@ void ProgramDriver::setup(CpuExec& s, Time at, int parent_cpu, uint64_t seed, in
         return !code.empty() && (code[0].kind == Op::fuse_worker || code[0].kind == Op::fuse_ring ||
                                  code[0].kind == Op::fuse_watchdog);
     };
+    std::vector<size_t> order;  // started in this order too: forks in one nanosecond keep it
     for (const bool servers : {true, false})
         for (size_t i = 0; i < ctx_.size(); ++i) {
             if (defs_[i].deferred || fuse_server(i) != servers) continue;
+            order.push_back(i);
             fork_at[i] = t;
             t += gap_min + static_cast<Time>(rng.below(static_cast<uint64_t>(gap_max - gap_min)));
         }
@@ -127,10 +129,9 @@ void ProgramDriver::setup(CpuExec& s, Time at, int parent_cpu, uint64_t seed, in
             if (first.kind != Op::fuse_worker || !fuse_[static_cast<size_t>(first.a)])
                 throw std::logic_error("a deferred task must be a FUSE worker");
             fuse_[static_cast<size_t>(first.a)]->add_spare_worker(c.task_id);
-            continue;
         }
-        s.start_task(c.task_id, fork_at[i], parent_cpu);
     }
+    for (const size_t i : order) s.start_task(ctx_[i].task_id, fork_at[i], parent_cpu);
 }
 
 ProgramDriver::TimerState& ProgramDriver::timer_state(const Ctx& c, int32_t timer) {
