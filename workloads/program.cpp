@@ -467,7 +467,8 @@ WorkloadBuild build_program(const ProgramSpec& s) {
             b.tasks.push_back(std::move(pt));
         }
     }
-    // The servers after the program's tasks, so that "resume" indices stay those of the tasks.
+    // The servers after the program's tasks, so that "resume" indices stay those of the tasks;
+    // ProgramDriver::setup() still forks them first.
     for (size_t i = 0; i < s.fuse.size(); ++i)
         add_fuse_servers(b, static_cast<int>(s.channels.size() + i), s.fuse[i].conn, s.fuse[i].name);
     b.parent_cpu = s.parent_cpu;
