@@ -144,21 +144,6 @@ void refuse_overwrite(const std::string& path, bool force) {
     throw InputError(path, "", "expected a file that does not exist yet; pass --force to overwrite it");
 }
 
-// The element of `have` named `want` (case or policy of the scenario), or an InputError naming them.
-template <class T>
-const T& pick_named(const std::vector<T>& have, const std::string& want, const std::string& file, const char* what) {
-    std::vector<std::string> names;
-    for (const auto& x : have) {
-        if (x.name == want) return x;
-        names.push_back(x.name);
-    }
-    std::string list;
-    for (const auto& n : names) list += (list.empty() ? "" : ", ") + quote_for_message(n);
-    const std::string hint = nearest_name(want, names);
-    throw InputError(file, "", std::string("unknown ") + what + " " + quote_for_message(want) + "; expected one of: " +
-                                   list + (hint.empty() ? "" : " (did you mean " + quote_for_message(hint) + "?)"));
-}
-
 // `--trace-window FROM:TO`: two durations with units, FROM < TO.
 TraceWindow parse_trace_window(const std::string& text) {
     const auto colon = text.find(':');
@@ -401,7 +386,12 @@ static int wakesim_main(int argc, char** argv) {
     explain->add_option("scenario", scenario_path, "scenario JSON file")->required();
     explain->add_option("--case", ex_case, "case name (default: the first)");
     explain->add_option("--policy", ex_policy, "policy label (default: the first)");
-    explain->add_option("--wakeup", ex_wakeup, "which wakeup, counting select_task_rq calls from 1")->check(CLI::Range(uint64_t{1}, uint64_t{1000000000000}));
+    std::string ex_wakee, ex_after;
+    explain->add_option("--wakeup", ex_wakeup,
+                        "which wakeup, counting select_task_rq calls from 1 (those that --wakee and --after select)")
+        ->check(CLI::Range(uint64_t{1}, uint64_t{1000000000000}));
+    explain->add_option("--wakee", ex_wakee, "count only wakeups of the task of this name (as the trace names it)");
+    explain->add_option("--after", ex_after, "count only wakeups at or after this simulated time, e.g. 5ms (default 0)");
     auto* ex_seed_opt = explain->add_option("--seed", ex_seed, "seed (default: the scenario's first)")
                             ->check(CLI::Range(int64_t{0}, std::numeric_limits<int64_t>::max()));
 
@@ -656,22 +646,61 @@ static int wakesim_main(int argc, char** argv) {
             return 0;
         }
         if (*explain) {
-            const CaseSpec* c = ex_case.empty() ? &sc.cases.front() : &pick_named(sc.cases, ex_case, scenario_path, "case");
-            const Policy* p =
-                ex_policy.empty() ? &sc.policies.front() : &pick_named(sc.policies, ex_policy, scenario_path, "policy");
+            const CaseSpec* c = ex_case.empty() ? &sc.cases.front() : &scenario_case(sc, ex_case);
+            const Policy* p = ex_policy.empty() ? &sc.policies.front() : &scenario_policy(sc, ex_policy);
             check_memory_budget(sc, *c, 1, 0);  // the default budget, as `run` checks it
             RunSpec spec =
                 make_run_spec(sc, *c, *p, ex_seed_opt->count() ? static_cast<uint64_t>(ex_seed) : sc.seeds.front());
+            Time after = 0;
+            if (!ex_after.empty()) {
+                try {
+                    after = parse_duration_ns(ex_after);
+                } catch (const std::exception& e) {
+                    throw std::runtime_error(std::string("--after: ") + e.what());
+                }
+                if (after < 0) throw std::runtime_error("--after: expected a time of 0 or more, got " + quote_for_message(ex_after));
+            }
+            // Which select_task_rq call: counted directly, or found by a first run when the
+            // wakeups are filtered (runs are deterministic, so the second run meets the same call).
+            uint64_t call = ex_wakeup;
+            if (!ex_wakee.empty() || after > 0) {
+                WakeFinder find(ex_wakee, after, ex_wakeup);
+                RunSpec first = spec;
+                first.find = &find;
+                run_case(sc, *c, *p, first);
+                if (!find.found()) {
+                    std::string wanted = ex_wakee.empty() ? std::string("wakeups")
+                                                        : "wakeups of " + quote_for_message(ex_wakee);
+                    if (after > 0) wanted += " at or after " + format_duration(after);
+                    if (find.matches() > 0)
+                        throw std::runtime_error("--wakeup: expected at most " + std::to_string(find.matches()) + " (the " +
+                                                 wanted + " in this run), got " + std::to_string(ex_wakeup));
+                    std::string names;
+                    const auto& woken = find.woken();
+                    for (size_t i = 0; i < woken.size() && i < 8; ++i) names += (i ? ", " : "") + quote_for_message(woken[i]);
+                    if (woken.size() > 8) names += " and " + std::to_string(woken.size() - 8) + " more";
+                    const std::string hint = ex_wakee.empty() ? std::string() : nearest_name(ex_wakee, woken);
+                    throw std::runtime_error(
+                        "--wakee: no " + wanted + " in this run" +
+                        (woken.empty() ? std::string(" (no task is woken then)")
+                                       : "; tasks woken: " + names +
+                                             (hint.empty() ? "" : " (did you mean " + quote_for_message(hint) + "?)")));
+                }
+                call = find.found();
+            }
             WakeExplain ex;
+            WakeFinder stop_there("", 0, call);
             spec.explain = &ex;
-            spec.explain_wakeup = ex_wakeup;
+            spec.explain_wakeup = call;
+            spec.find = &stop_there;
             RunResult r = run_case(sc, *c, *p, spec);
             if (!ex.captured())
-                throw InputError(scenario_path, "",
-                                 "expected --wakeup at most " + std::to_string(r.select_calls) +
-                                     " (the select_task_rq calls this run makes), got " + std::to_string(ex_wakeup));
-            std::printf("wakeup #%llu  case=%s policy=%s seed=%llu\n", static_cast<unsigned long long>(ex_wakeup),
-                        c->name.c_str(), p->name.c_str(), static_cast<unsigned long long>(spec.seed));
+                throw std::runtime_error("--wakeup: expected at most " + std::to_string(r.select_calls) +
+                                         " (the select_task_rq calls this run makes), got " + std::to_string(ex_wakeup));
+            const Time at = ex.at();
+            std::printf("wakeup #%llu at %lld.%09lld s  case=%s policy=%s seed=%llu\n", static_cast<unsigned long long>(call),
+                        static_cast<long long>(at / 1000000000), static_cast<long long>(at % 1000000000), c->name.c_str(),
+                        p->name.c_str(), static_cast<unsigned long long>(spec.seed));
             for (const auto& l : ex.lines()) std::printf("  %s\n", l.c_str());
             return 0;
         }

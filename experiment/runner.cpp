@@ -94,26 +94,44 @@ std::string trace_name(const std::string& base, const Job& j, bool many) {
 
 }  // namespace
 
+namespace {
+
+// An option's name for a case or policy that the scenario lacks: where the file declares them,
+// the names it has, and the nearest.
+[[noreturn]] void unknown_name(const Scenario& sc, const char* what, const std::string& want,
+                               const std::vector<std::string>& have) {
+    std::string list;
+    for (const auto& h : have) list += (list.empty() ? "" : ", ") + quote_for_message(h);
+    const std::string hint = nearest_name(want, have);
+    throw InputError(sc.file, std::string("/") + (std::string(what) == "case" ? "cases" : "policies"),
+                     std::string("--") + what + " " + quote_for_message(want) + " names no " + what +
+                         " of the scenario; expected one of: " + list +
+                         (hint.empty() ? "" : " (did you mean " + quote_for_message(hint) + "?)"));
+}
+
+}  // namespace
+
+const CaseSpec& scenario_case(const Scenario& sc, const std::string& want) {
+    std::vector<std::string> names;
+    for (const auto& c : sc.cases) {
+        if (c.name == want) return c;
+        names.push_back(c.name);
+    }
+    unknown_name(sc, "case", want, names);
+}
+
+const Policy& scenario_policy(const Scenario& sc, const std::string& want) {
+    std::vector<std::string> names;
+    for (const auto& p : sc.policies) {
+        if (p.name == want) return p;
+        names.push_back(p.name);
+    }
+    unknown_name(sc, "policy", want, names);
+}
+
 std::vector<RunRecord> run_scenario(const Scenario& sc, const RunOptions& opt) {
-    auto check_filter = [&](const std::vector<std::string>& want, const std::vector<std::string>& have, const char* what) {
-        for (const auto& w : want) {
-            bool ok = false;
-            for (const auto& h : have) ok |= h == w;
-            if (!ok) {
-                std::string hint = nearest_name(w, have);
-                std::string list;
-                for (const auto& h : have) list += (list.empty() ? "" : ", ") + quote_for_message(h);
-                throw InputError(sc.file, "", std::string("unknown ") + what + " " + quote_for_message(w) +
-                                                  "; expected one of: " + list +
-                                                  (hint.empty() ? "" : " (did you mean " + quote_for_message(hint) + "?)"));
-            }
-        }
-    };
-    std::vector<std::string> case_names, pol_names;
-    for (const auto& c : sc.cases) case_names.push_back(c.name);
-    for (const auto& p : sc.policies) pol_names.push_back(p.name);
-    check_filter(opt.cases, case_names, "case");
-    check_filter(opt.policies, pol_names, "policy");
+    for (const auto& w : opt.cases) scenario_case(sc, w);
+    for (const auto& w : opt.policies) scenario_policy(sc, w);
     auto selected = [](const std::vector<std::string>& f, const std::string& n) {
         if (f.empty()) return true;
         for (const auto& x : f)

@@ -38,6 +38,11 @@ struct RunOptions {
 // Throws InputError for an unknown case or policy name in the filter.
 std::vector<RunRecord> run_scenario(const Scenario& sc, const RunOptions& opt);
 
+// The scenario's case (what: "case") or policy ("policy") named `want` as a command-line option
+// gave it; an InputError at /cases or /policies listing the names otherwise.
+const CaseSpec& scenario_case(const Scenario& sc, const std::string& want);
+const Policy& scenario_policy(const Scenario& sc, const std::string& want);
+
 // Refuses (InputError naming the scenario file and the case) a case whose estimated memory
 // (experiment/estimate.h) times `parallel` runs is over `budget` bytes (0: the default budget).
 void check_memory_budget(const Scenario& sc, const CaseSpec& c, int parallel, uint64_t budget);

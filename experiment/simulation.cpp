@@ -56,6 +56,10 @@ RunResult run_simulation(const RunSpec& spec) {
         observers.add(spec.explain);
         sched.set_explain(spec.explain_wakeup);
     }
+    if (spec.find) {
+        spec.find->attach(engine, sched);
+        observers.add(spec.find);
+    }
     sched.set_observer(observers.size() == 1 ? observers.only() : &observers);
 
     std::vector<Time> busy_at_start(static_cast<size_t>(spec.topo->nr_cpus()), 0);
@@ -99,7 +103,7 @@ RunResult run_simulation(const RunSpec& spec) {
         // With a time warm-up, "ops" counts from the end of warm-up.
         if (spec.stop_ops) ctl.set_stop(ctl.ops() + spec.stop_ops, stop_at_ops);
     }
-    engine.run_until(limit);
+    if (!(spec.find && spec.find->found())) engine.run_until(limit);  // explain: stopped at its call
     driver.settle_all();  // nor is a pull counted that the run ended before
     // A run whose foreground tasks all exited (or that reached its ops) is complete. Its window
     // ends at the last finished op; a window without ops (a program without `op` steps, as rt-app

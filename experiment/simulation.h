@@ -17,6 +17,7 @@
 namespace wakesim {
 
 class WakeExplain;
+class WakeFinder;
 
 struct RunSpec {
     const Topology* topo = nullptr;
@@ -35,6 +36,7 @@ struct RunSpec {
     TraceFormat trace_format = TraceFormat::ftrace;
     uint64_t explain_wakeup = 0;
     WakeExplain* explain = nullptr;
+    WakeFinder* find = nullptr;  // finds the call to explain, and stops the run there
     bool check_invariants = false;  // check scheduler invariants at the end of the run
 };
 

@@ -110,7 +110,7 @@ int Scheduler::select_task_rq(Task& p, int cpu_hint, uint32_t& flags, const Task
     sel_.outcome = SelectOutcome::kCount;
     sel_.wide = sel_.affine = false;
     sel_.sis_probes = 0;
-    if (explain_) obs_->select_begin(p);
+    if (explain_) obs_->select_begin(p, now());
     int cpu;
     if (p.nr_cpus_allowed > 1 && !p.migration_disabled) {
         cpu = select_task_rq_fair(p, cpu_hint, flags, waker, this_cpu);
@@ -119,7 +119,10 @@ int Scheduler::select_task_rq(Task& p, int cpu_hint, uint32_t& flags, const Task
     } else {
         cpu = p.allowed.test(p.cpu) ? p.cpu : p.allowed.first();
         select_outcome(SelectOutcome::pinned, cpu);
-        if (explain_) obs_->pinned({p.migration_disabled, cpu});
+        if (explain_)
+            obs_->pinned({p.migration_disabled, cpu,
+                          {p.id, p.comm, cpu_hint, waker ? waker->id : -1, waker ? waker->comm : std::string(), this_cpu,
+                           flags}});
     }
     if (!p.allowed.test(cpu)) {  // select_fallback_rq()
         const CpuSet near = p.allowed & topo_.node_span(p.cpu);

@@ -66,6 +66,7 @@ struct SelectFairEv {
 struct PinnedEv {
     bool migration_disabled = false;  // else: one allowed CPU
     int cpu = -1;
+    SelectFairEv call;  // the wakee, waker and flags, as select_task_rq_fair() would have had them
 };
 
 enum class PolicyHook : uint8_t { early, after_wake_affine, in_feec };
@@ -229,7 +230,7 @@ public:
     virtual void wakeup_new(const Task& /*p*/, int /*parent_cpu*/, const Task* /*parent_curr*/) {}
 
     // select_task_rq and the fair wake path (fair.c), in call order.
-    virtual void select_begin(const Task& /*p*/) {}  // explained call only
+    virtual void select_begin(const Task& /*p*/, Time /*now*/) {}  // explained call only
     virtual void select_fair(const SelectFairEv&) {}
     virtual void pinned(const PinnedEv&) {}
     virtual void policy_rule(const PolicyRuleEv&) {}

@@ -34,8 +34,8 @@ public:
     void wakeup_new(const Task& p, int parent_cpu, const Task* parent_curr) override {
         for (auto* o : obs_) o->wakeup_new(p, parent_cpu, parent_curr);
     }
-    void select_begin(const Task& p) override {
-        for (auto* o : obs_) o->select_begin(p);
+    void select_begin(const Task& p, Time now) override {
+        for (auto* o : obs_) o->select_begin(p, now);
     }
     void select_fair(const SelectFairEv& e) override {
         for (auto* o : obs_) o->select_fair(e);

@@ -1,5 +1,6 @@
 #include "sim/wake_explain.h"
 
+#include "kernel/sched.h"
 #include "kernel/wake_flags.h"
 
 namespace wakesim {
@@ -45,6 +46,14 @@ std::string outcome_text(const SelectOutcomeEv& e) {
         case SelectOutcome::kCount: return "";
     }
     return "";
+}
+
+// Who wakes whom: the arguments of select_task_rq_fair(), or of select_task_rq() when the fair
+// class is not consulted.
+std::string call_text(const SelectFairEv& e) {
+    return "wakee " + e.wakee_comm + " prev=cpu" + std::to_string(e.prev) +
+           " waker=" + (e.waker >= 0 ? e.waker_comm : std::string("<irq>")) + " this_cpu=cpu" + std::to_string(e.this_cpu) +
+           " flags=" + wake_flags_to_string(e.wake_flags);
 }
 
 std::string energy(double d) { return std::to_string(static_cast<int64_t>(d)); }
@@ -110,14 +119,11 @@ const char* prev_skip_text(PrevSkip why) {
 std::string describe(const WakeEvent& ev) {
     return std::visit(
         Overloaded{
-            [](const SelectFairEv& e) {
-                return "select_task_rq_fair: wakee " + e.wakee_comm + " prev=cpu" + std::to_string(e.prev) +
-                       " waker=" + (e.waker >= 0 ? e.waker_comm : std::string("<irq>")) + " this_cpu=cpu" +
-                       std::to_string(e.this_cpu) + " flags=" + wake_flags_to_string(e.wake_flags);
-            },
+            [](const SelectFairEv& e) { return "select_task_rq_fair: " + call_text(e); },
             [](const PinnedEv& e) {
-                return "select_task_rq: " + std::string(e.migration_disabled ? "migration disabled" : "one allowed CPU") +
-                       ": fair class not consulted, " + cpu(e.cpu);
+                return "select_task_rq: " + call_text(e.call) + "\n  " +
+                       (e.migration_disabled ? "migration disabled" : "one allowed CPU") +
+                       ": the fair class is not consulted -> " + cpu(e.cpu);
             },
             [](const PolicyRuleEv& e) {
                 return "policy rule " + e.rule +
@@ -174,6 +180,21 @@ std::vector<std::string> render(const std::vector<WakeEvent>& events) {
         }
     }
     return lines;
+}
+
+void WakeFinder::select_task_rq(const SelectResultEv& e) {
+    if (found_ || engine_->now() < after_) return;
+    const std::string& comm = sched_->task(e.wakee).comm;
+    const auto id = static_cast<size_t>(e.wakee);
+    if (seen_.size() <= id) seen_.resize(id + 1, 0);
+    if (!seen_[id]) {
+        seen_[id] = 1;
+        woken_.push_back(comm);
+    }
+    if (!wakee_.empty() && comm != wakee_) return;
+    if (++matches_ < nth_) return;
+    found_ = sched_->select_calls();
+    engine_->stop();
 }
 
 }  // namespace wakesim

@@ -416,6 +416,40 @@ TEST_CASE("cli: explain prints one wakeup's decision path", "[cli][explain]") {
     const CmdResult pinned = run_wakesim("explain " + sc + " --case pinned-cpu0 --policy reciprocal_sync --wakeup 2");
     CHECK(pinned.rc == 0);
     CHECK(contains(pinned.out, "case=pinned-cpu0 policy=reciprocal_sync"));
+    // A pinned wakee's call still says who woke whom, and when.
+    CHECK(contains(pinned.out, "select_task_rq: wakee sched-pipe-"));
+    CHECK(contains(pinned.out, "one allowed CPU: the fair class is not consulted -> cpu0"));
+
+    // The header gives the call's simulated time; --wakee and --after pick a wakeup by what a
+    // trace shows, and the header's call number explains the same wakeup on its own.
+    const CmdResult picked = run_wakesim("explain " + sc + " --wakee sched-pipe-1 --after 200us --wakeup 2");
+    INFO(picked.out);
+    REQUIRE(picked.rc == 0);
+    const size_t hash = picked.out.find('#'), at_t = picked.out.find(" at "), s_unit = picked.out.find(" s  case=");
+    REQUIRE((hash != std::string::npos && at_t != std::string::npos && s_unit != std::string::npos));
+    const std::string call = picked.out.substr(hash + 1, at_t - hash - 1);
+    const double t = std::stod(picked.out.substr(at_t + 4, s_unit - at_t - 4));
+    CHECK(t >= 200e-6);
+    CHECK(contains(picked.out, "wakee sched-pipe-1 "));
+    CHECK(run_wakesim("explain " + sc + " --wakeup " + call).out == picked.out);
+    // The first of them is an earlier call, and no call of that wakee lies between the two.
+    const CmdResult first = run_wakesim("explain " + sc + " --wakee sched-pipe-1 --after 200us");
+    REQUIRE(first.rc == 0);
+    const unsigned long first_call = std::stoul(first.out.substr(first.out.find('#') + 1));
+    CHECK(first_call < std::stoul(call));
+    for (unsigned long n = first_call + 1; n < std::stoul(call); ++n)
+        CHECK_FALSE(contains(run_wakesim("explain " + sc + " --wakeup " + std::to_string(n)).out, "wakee sched-pipe-1 "));
+    const CmdResult nobody = run_wakesim("explain " + sc + " --wakee sched-pipe-7");
+    CHECK(nobody.rc == 2);
+    CHECK(count_lines(nobody.out) == 1);
+    CHECK(contains(nobody.out, "tasks woken: "));
+    CHECK(contains(nobody.out, "did you mean \"sched-pipe-"));
+    const CmdResult late = run_wakesim("explain " + sc + " --after 100s");
+    CHECK(late.rc == 2);
+    CHECK(contains(late.out, "no task is woken then"));
+    const CmdResult unitless = run_wakesim("explain " + sc + " --after 5");
+    CHECK(unitless.rc == 2);
+    CHECK(contains(unitless.out, "--after: "));
 
     for (const std::string& bad : {"explain " + sc + " --case nosuch", "explain " + sc + " --policy plian",
                                   "explain " + sc + " --wakeup 1000000000"}) {

@@ -155,10 +155,10 @@ TEST_CASE("robustness: names echoed in messages are escaped and cut", "[cli][rob
     TempDir dir;
     const std::string s = small_scenario(dir);
     const CmdResult r = run_wakesim("run " + shell_quote(s) + " --policy " + shell_quote("pl\nain" + std::string(100, 'x')));
-    check_one_line_error(r, s, "/", "unknown policy \"pl\\nainxxxx");
+    check_one_line_error(r, s, "/policies", "--policy \"pl\\nainxxxx");
     CHECK(r.out.size() < 300);
     const CmdResult c = run_wakesim("explain " + shell_quote(s) + " --case " + shell_quote("a\tb"));
-    check_one_line_error(c, s, "/", "unknown case \"a\\tb\"; expected one of: \"c\"");
+    check_one_line_error(c, s, "/cases", "--case \"a\\tb\" names no case of the scenario; expected one of: \"c\"");
 }
 
 TEST_CASE("robustness: a file name in a message is escaped and cut", "[robustness]") {
