@@ -234,6 +234,12 @@ constexpr MetricDef kRows[] = {
     {Metric::fuse_latency_ns_p99, "fuse.latency_ns.p99", "ns", K::percentile, T::integer, B::lower, G::fuse,
      kRunOnly, [](const RunInputs& in) -> MetricValue { return in.m.fuse.total.percentile(0.99); },
      "99th percentile of the same"},
+    {Metric::fuse_latency_ns_mean, "fuse.latency_ns.mean", "ns", K::mean, T::real, B::lower, G::fuse, kRunOnly,
+     [](const RunInputs& in) -> MetricValue { return in.m.fuse.total.mean(); },
+     "mean request latency (exact): queueing + server + reply"},
+    {Metric::fuse_latency_ns_max, "fuse.latency_ns.max", "ns", K::maximum, T::integer, B::lower, G::fuse, kRunOnly,
+     [](const RunInputs& in) -> MetricValue { return in.m.fuse.total.max(); },
+     "longest request latency (exact): a mean above the p99 comes from the last 1%, and this says how far it reaches"},
     {Metric::fuse_queue_ns_mean, "fuse.queue_ns.mean", "ns", K::mean, T::real, B::lower, G::fuse, kRunOnly,
      [](const RunInputs& in) -> MetricValue { return in.m.fuse.queue.mean(); },
      "mean queueing: from the send to a server thread taking the request (fuse_dev_do_read's copy or the ring "
@@ -249,6 +255,10 @@ constexpr MetricDef kRows[] = {
     {Metric::fuse_reply_ns_p99, "fuse.reply_ns.p99", "ns", K::percentile, T::integer, B::lower, G::fuse, kRunOnly,
      [](const RunInputs& in) -> MetricValue { return in.m.fuse.reply.percentile(0.99); },
      "99th percentile of the reply time"},
+    {Metric::fuse_reply_ns_max, "fuse.reply_ns.max", "ns", K::maximum, T::integer, B::lower, G::fuse, kRunOnly,
+     [](const RunInputs& in) -> MetricValue { return in.m.fuse.reply.max(); },
+     "longest reply time (exact): a requester left queued behind other work, or an asynchronous completion "
+     "reaped late"},
     {Metric::fuse_ring_batch_mean, "fuse.ring_batch.mean", "requests", K::mean, T::real, B::neither, G::fuse,
      kRunOnly,
      [](const RunInputs& in) -> MetricValue {
