@@ -688,11 +688,9 @@ static int wakesim_main(int argc, char** argv) {
                 }
                 call = find.found();
             }
-            WakeExplain ex;
-            WakeFinder stop_there("", 0, call);
+            WakeExplain ex(true);
             spec.explain = &ex;
             spec.explain_wakeup = call;
-            spec.find = &stop_there;
             RunResult r = run_case(sc, *c, *p, spec);
             if (!ex.captured())
                 throw std::runtime_error("--wakeup: expected at most " + std::to_string(r.select_calls) +

@@ -53,6 +53,7 @@ RunResult run_simulation(const RunSpec& spec) {
         hw.set_observer(trace.get());
     }
     if (spec.explain) {
+        spec.explain->attach(engine);
         observers.add(spec.explain);
         sched.set_explain(spec.explain_wakeup);
     }
@@ -103,7 +104,8 @@ RunResult run_simulation(const RunSpec& spec) {
         // With a time warm-up, "ops" counts from the end of warm-up.
         if (spec.stop_ops) ctl.set_stop(ctl.ops() + spec.stop_ops, stop_at_ops);
     }
-    if (!(spec.find && spec.find->found())) engine.run_until(limit);  // explain: stopped at its call
+    // explain stops at its call's wakee running (or, finding the call, at the call)
+    if (!(spec.find && spec.find->found()) && !(spec.explain && spec.explain->complete())) engine.run_until(limit);
     driver.settle_all();  // nor is a pull counted that the run ended before
     // A run whose foreground tasks all exited (or that reached its ops) is complete. Its window
     // ends at the last finished op; a window without ops (a program without `op` steps, as rt-app

@@ -1,5 +1,7 @@
 #include "sim/wake_explain.h"
 
+#include <cstdio>
+
 #include "kernel/sched.h"
 #include "kernel/wake_flags.h"
 
@@ -180,6 +182,79 @@ std::vector<std::string> render(const std::vector<WakeEvent>& events) {
         }
     }
     return lines;
+}
+
+void WakeExplain::ttwu_woken(const Task& p, int cpu, int, WokenVia via, const SelectResultEv*) {
+    if (!following(p) || follow_.queued) return;
+    follow_.queued = true;
+    follow_.via = via;
+    follow_.cpu = cpu;
+}
+
+void WakeExplain::ttwu_wakeup(const Task& p, int, const Task* curr) {
+    if (!following(p) || follow_.enqueued) return;
+    follow_.enqueued = true;
+    follow_.enqueued_at = engine_ ? engine_->now() : at_;
+    follow_.curr = curr ? curr->comm : std::string();
+}
+
+void WakeExplain::sched_switch(int, const Task* prev, char prev_state, const Task* next) {
+    if (!next || !following(*next)) return;
+    follow_.switched = true;
+    follow_.prev = prev ? prev->comm : std::string();
+    follow_.prev_state = prev_state;
+}
+
+void WakeExplain::switched_in(int, const Task& t) {
+    if (!following(t)) return;
+    follow_.ran = true;
+    follow_.ran_at = engine_ ? engine_->now() : at_;
+    if (stop_when_done_ && engine_) engine_->stop();
+}
+
+namespace {
+
+// Simulated time since the explained call, in microseconds to the nanosecond.
+std::string since(Time t, Time from) {
+    const Time d = t - from;
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "+%lld.%03lld us", static_cast<long long>(d / 1000), static_cast<long long>(d % 1000));
+    return buf;
+}
+
+}  // namespace
+
+std::vector<std::string> WakeExplain::lines() const {
+    std::vector<std::string> out = render(events_);
+    const WakeFollowUp& f = follow_;
+    if (!done_) return out;
+    if (f.queued) {
+        const std::string c = cpu(f.cpu);
+        switch (f.via) {
+            case WokenVia::queue: out.push_back("ttwu_queue: the waker enqueues it on " + c); break;
+            case WokenVia::queue_ipi:
+                out.push_back("ttwu_queue: the waker enqueues it on " + c + ", idle, and kicks it (reschedule IPI)");
+                break;
+            case WokenVia::wakelist: out.push_back("ttwu_queue: onto " + c + "'s wake list; its IPI is already on the way"); break;
+            case WokenVia::wakelist_ipi: out.push_back("ttwu_queue: onto " + c + "'s wake list, with a call-function IPI"); break;
+            case WokenVia::wakelist_poll:
+                out.push_back("ttwu_queue: onto " + c + "'s wake list; " + c + " polls in idle, no IPI");
+                break;
+            case WokenVia::running:
+            case WokenVia::delayed: break;  // no placement: never an explained call
+        }
+    }
+    if (f.enqueued)
+        out.push_back("  enqueued " + since(f.enqueued_at, at_) + ", " +
+                      (f.curr.empty() ? cpu(f.cpu) + " idle" : cpu(f.cpu) + " running " + f.curr));
+    if (f.ran)
+        out.push_back("  runs " + since(f.ran_at, at_) + " (the wake latency), " +
+                      (!f.switched || f.prev.empty() ? std::string("switched in from idle")
+                       : f.prev_state == 'R'         ? "preempting " + f.prev
+                                                     : "after " + f.prev + (f.prev_state == 'X' ? " exited" : " slept")));
+    else
+        out.push_back("  had not run when the run ended");
+    return out;
 }
 
 void WakeFinder::select_task_rq(const SelectResultEv& e) {

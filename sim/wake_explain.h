@@ -21,21 +21,47 @@ using WakeEvent = std::variant<SelectFairEv, PinnedEv, PolicyRuleEv, FeecEv, Wan
 std::string describe(const WakeEvent& e);
 std::vector<std::string> render(const std::vector<WakeEvent>& events);
 
+// What became of the explained wakeup after its placement: how it was queued, what the target
+// CPU was doing, and when the wakee ran there.
+struct WakeFollowUp {
+    bool queued = false;  // ttwu_woken() seen
+    WokenVia via = WokenVia::queue;
+    int cpu = -1;
+    bool enqueued = false;  // ttwu_wakeup() seen: on the runqueue
+    Time enqueued_at = 0;
+    std::string curr;  // the target's task then ("" : idle)
+    bool switched = false;  // __schedule() picked the wakee
+    std::string prev;       // the task it switched from ("": idle)
+    char prev_state = 'S';  // 'R': prev was preempted
+    bool ran = false;       // finish_task_switch(): the wakee runs
+    Time ran_at = 0;
+};
+
 class WakeExplain final : public SchedObserver {
 public:
+    // stop_when_done: stop the run once the wakee has run (the CLI); tests keep the whole run.
+    explicit WakeExplain(bool stop_when_done = false) : stop_when_done_(stop_when_done) {}
+    void attach(Engine& engine) { engine_ = &engine; }
+
     // The events of the explained call, select_begin to select_task_rq's return.
     const std::vector<WakeEvent>& events() const { return events_; }
     bool captured() const { return done_; }
+    bool complete() const { return follow_.ran; }  // the wakee has run since
     Time at() const { return at_; }  // when the explained call was made
-    std::vector<std::string> lines() const { return render(events_); }
+    const WakeFollowUp& follow_up() const { return follow_; }
+    // The decision path, then what followed it.
+    std::vector<std::string> lines() const;
 
-    // Nothing on other calls: the scheduler sends everything for the explained call.
-    uint32_t interests() const override { return 0; }
-    void select_begin(const Task&, Time now) override {
+    // The explained call's decision events come from the scheduler only for that call; what
+    // follows it is picked out of every wakeup and switch.
+    uint32_t interests() const override { return kObsTtwuWoken | kObsTtwuWakeup | kObsSwitch | kObsSwitchedIn; }
+    void select_begin(const Task& p, Time now) override {
         at_ = now;
         events_.clear();
         recording_ = true;
         done_ = false;
+        wakee_ = p.id;
+        follow_ = WakeFollowUp{};
     }
     void select_fair(const SelectFairEv& e) override { add(e); }
     void pinned(const PinnedEv& e) override { add(e); }
@@ -55,13 +81,23 @@ public:
         recording_ = false;
         done_ = true;
     }
+    void ttwu_woken(const Task& p, int cpu, int, WokenVia via, const SelectResultEv*) override;
+    void ttwu_wakeup(const Task& p, int cpu, const Task* curr) override;
+    void sched_switch(int cpu, const Task* prev, char prev_state, const Task* next) override;
+    void switched_in(int cpu, const Task& t) override;
 
 private:
     template <class T>
     void add(const T& e) {
         if (recording_) events_.emplace_back(e);
     }
+    // Still following the explained wakeup: placed, not yet run.
+    bool following(const Task& p) const { return done_ && !follow_.ran && p.id == wakee_; }
     std::vector<WakeEvent> events_;
+    WakeFollowUp follow_;
+    Engine* engine_ = nullptr;
+    bool stop_when_done_;
+    int wakee_ = -1;
     Time at_ = 0;
     bool recording_ = false;
     bool done_ = false;

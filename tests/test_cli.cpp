@@ -410,8 +410,13 @@ TEST_CASE("cli: explain prints one wakeup's decision path", "[cli][explain]") {
     for (std::string l; std::getline(in, l);)
         if (!l.empty()) lines.push_back(l);
     REQUIRE(lines.size() >= 3);
-    CHECK(contains(lines.back(), "result:"));
+    // The decision path, then what became of the wakeup: how it was queued, and when it ran.
     CHECK(contains(r.out, "select_task_rq"));
+    CHECK(contains(r.out, "  result: cpu"));
+    CHECK(contains(r.out, "  ttwu_queue: "));
+    CHECK(contains(r.out, "    enqueued +"));
+    CHECK(contains(lines.back(), "runs +"));
+    CHECK(contains(lines.back(), "(the wake latency)"));
 
     const CmdResult pinned = run_wakesim("explain " + sc + " --case pinned-cpu0 --policy reciprocal_sync --wakeup 2");
     CHECK(pinned.rc == 0);

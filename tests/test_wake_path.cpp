@@ -146,6 +146,43 @@ TEST_CASE("explain: one wakeup's events come in the wake path's order and render
     CHECK(lines.back().rfind("result: cpu", 0) == 0);
 }
 
+TEST_CASE("explain follows the wakeup to the wakee running: remote through the wake list, or local behind the waker",
+          "[wake_path][explain]") {
+    // The sync pair on the idle 2-CPU LLC: the wakee goes back to its idle prev, through prev's
+    // wake list with an IPI (ttwu_queue_cond(): the target is idle), and switches in from idle.
+    const Outcome r = simulate(pingpong(kSync, 200, R"(["plain"])", R"({"warmup_ops": 20})"), "", 5);
+    REQUIRE(r.result());
+    const WakeFollowUp& f = r.follow;
+    REQUIRE(f.queued);
+    CHECK(f.via == WokenVia::wakelist_ipi);
+    CHECK(f.cpu == r.result()->cpu);
+    REQUIRE(f.enqueued);
+    CHECK(f.curr.empty());  // the target was idle
+    REQUIRE(f.ran);
+    CHECK(f.prev.empty());  // switched in from idle
+    CHECK(f.enqueued_at > 0);
+    CHECK(f.ran_at > f.enqueued_at);  // the context switch after the enqueue takes time
+
+    // Both pinned to CPU 0: the waker enqueues the wakee on its own CPU, which it is running, so
+    // the wakee runs only when the waker leaves the CPU (it blocks, or is preempted).
+    json d = pingpong(kSync, 200, R"(["plain"])", R"({"warmup_ops": 20})");
+    for (auto& t : d["workload"]["tasks"]) t["cpus"] = "0";
+    const Outcome p = simulate(d, "", 5);
+    REQUIRE(p.result());
+    REQUIRE(p.pinned());
+    const WakeFollowUp& g = p.follow;
+    REQUIRE(g.queued);
+    CHECK(g.via == WokenVia::queue);
+    CHECK(g.cpu == 0);
+    REQUIRE(g.enqueued);
+    REQUIRE(p.fair() == nullptr);
+    CHECK_FALSE(g.curr.empty());
+    REQUIRE(g.ran);
+    CHECK(g.prev == g.curr);  // the waker it was queued behind
+    CHECK(g.ran_at > g.enqueued_at);
+    CHECK(p.pinned()->call.waker_comm == g.curr);
+}
+
 TEST_CASE("T2: a sync ping-pong on an idle 2-CPU LLC goes back to the idle prev: WF_SYNC does not stack",
           "[wake_path][T2][row15]") {
     const Outcome r = simulate(pingpong(kSync, 200, R"(["plain"])", R"({"warmup_ops": 20})"), "", 5);
