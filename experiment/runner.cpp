@@ -96,14 +96,20 @@ std::string trace_name(const std::string& base, const Job& j, bool many) {
 
 namespace {
 
-// An option's name for a case or policy that the scenario lacks: where the file declares them,
-// the names it has, and the nearest.
-[[noreturn]] void unknown_name(const Scenario& sc, const char* what, const std::string& want,
-                               const std::vector<std::string>& have) {
+// The case or policy an option names; where the file declares them, the names it has and the
+// nearest when it names none.
+template <class T>
+const T& find_named(const Scenario& sc, const std::vector<T>& have, const char* what, const char* key,
+                    const std::string& want) {
+    std::vector<std::string> names;
+    for (const auto& x : have) {
+        if (x.name == want) return x;
+        names.push_back(x.name);
+    }
     std::string list;
-    for (const auto& h : have) list += (list.empty() ? "" : ", ") + quote_for_message(h);
-    const std::string hint = nearest_name(want, have);
-    throw InputError(sc.file, std::string("/") + (std::string(what) == "case" ? "cases" : "policies"),
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + quote_for_message(n);
+    const std::string hint = nearest_name(want, names);
+    throw InputError(sc.file, key,
                      std::string("--") + what + " " + quote_for_message(want) + " names no " + what +
                          " of the scenario; expected one of: " + list +
                          (hint.empty() ? "" : " (did you mean " + quote_for_message(hint) + "?)"));
@@ -112,21 +118,11 @@ namespace {
 }  // namespace
 
 const CaseSpec& scenario_case(const Scenario& sc, const std::string& want) {
-    std::vector<std::string> names;
-    for (const auto& c : sc.cases) {
-        if (c.name == want) return c;
-        names.push_back(c.name);
-    }
-    unknown_name(sc, "case", want, names);
+    return find_named(sc, sc.cases, "case", "/cases", want);
 }
 
 const Policy& scenario_policy(const Scenario& sc, const std::string& want) {
-    std::vector<std::string> names;
-    for (const auto& p : sc.policies) {
-        if (p.name == want) return p;
-        names.push_back(p.name);
-    }
-    unknown_name(sc, "policy", want, names);
+    return find_named(sc, sc.policies, "policy", "/policies", want);
 }
 
 std::vector<RunRecord> run_scenario(const Scenario& sc, const RunOptions& opt) {
