@@ -662,7 +662,7 @@ static int wakesim_main(int argc, char** argv) {
             }
             // Which select_task_rq call: counted directly, or found by a first run when the
             // wakeups are filtered (runs are deterministic, so the second run meets the same call).
-            uint64_t call = ex_wakeup;
+            uint64_t call = ex_wakeup, skipped = 0;
             if (!ex_wakee.empty() || after > 0) {
                 WakeFinder find(ex_wakee, after, ex_wakeup);
                 RunSpec first = spec;
@@ -673,8 +673,13 @@ static int wakesim_main(int argc, char** argv) {
                                                         : "wakeups of " + quote_for_message(ex_wakee);
                     if (after > 0) wanted += " at or after " + format_duration(after);
                     if (find.matches() > 0)
-                        throw std::runtime_error("--wakeup: expected at most " + std::to_string(find.matches()) + " (the " +
-                                                 wanted + " in this run), got " + std::to_string(ex_wakeup));
+                        throw std::runtime_error(
+                            "--wakeup: expected at most " + std::to_string(find.matches()) + " (the " + wanted +
+                            " in this run that went through select_task_rq" +
+                            (find.skipped() ? "; " + std::to_string(find.skipped()) +
+                                                  " more needed no placement: ttwu_runnable(), the wakee still on its runqueue"
+                                            : std::string()) +
+                            "), got " + std::to_string(ex_wakeup));
                     std::string names;
                     const auto& woken = find.woken();
                     for (size_t i = 0; i < woken.size() && i < 8; ++i) names += (i ? ", " : "") + quote_for_message(woken[i]);
@@ -687,6 +692,7 @@ static int wakesim_main(int argc, char** argv) {
                                              (hint.empty() ? "" : " (did you mean " + quote_for_message(hint) + "?)")));
                 }
                 call = find.found();
+                skipped = find.skipped();
             }
             WakeExplain ex(true);
             spec.explain = &ex;
@@ -699,6 +705,10 @@ static int wakesim_main(int argc, char** argv) {
             std::printf("wakeup #%llu at %lld.%09lld s  case=%s policy=%s seed=%llu\n", static_cast<unsigned long long>(call),
                         static_cast<long long>(at / 1000000000), static_cast<long long>(at % 1000000000), c->name.c_str(),
                         p->name.c_str(), static_cast<unsigned long long>(spec.seed));
+            if (skipped)
+                std::printf("  (%llu wakeup%s before it needed no placement and %s not counted: ttwu_runnable(), the wakee "
+                            "still on its runqueue, delayed or not yet asleep)\n",
+                            static_cast<unsigned long long>(skipped), skipped == 1 ? "" : "s", skipped == 1 ? "is" : "are");
             for (const auto& l : ex.lines()) std::printf("  %s\n", l.c_str());
             return 0;
         }

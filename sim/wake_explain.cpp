@@ -257,6 +257,11 @@ std::vector<std::string> WakeExplain::lines() const {
     return out;
 }
 
+void WakeFinder::ttwu_woken(const Task& p, int, int, WokenVia, const SelectResultEv* placement) {
+    if (placement || found_ || engine_->now() < after_) return;
+    if (wakee_.empty() || p.comm == wakee_) ++skipped_;
+}
+
 void WakeFinder::select_task_rq(const SelectResultEv& e) {
     if (found_ || engine_->now() < after_) return;
     const std::string& comm = sched_->task(e.wakee).comm;

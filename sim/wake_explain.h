@@ -114,11 +114,15 @@ public:
         engine_ = &engine;
         sched_ = &sched;
     }
-    uint32_t interests() const override { return kObsSelectResult; }
+    uint32_t interests() const override { return kObsSelectResult | kObsTtwuWoken; }
     void select_task_rq(const SelectResultEv& e) override;
+    // Wakeups that need no placement (ttwu_runnable(): the wakee still on its runqueue) are
+    // not select_task_rq calls; they are counted as skipped.
+    void ttwu_woken(const Task& p, int cpu, int this_cpu, WokenVia via, const SelectResultEv* placement) override;
 
     uint64_t found() const { return found_; }      // the call's number (1-based), 0: none
     uint64_t matches() const { return matches_; }  // calls that matched (all of them when none was found)
+    uint64_t skipped() const { return skipped_; }  // wakeups that matched but needed no placement
     // The names of the tasks woken at or after TIME, in the order of their first wakeup.
     const std::vector<std::string>& woken() const { return woken_; }
 
@@ -128,7 +132,7 @@ private:
     uint64_t nth_;
     Engine* engine_ = nullptr;
     const Scheduler* sched_ = nullptr;
-    uint64_t found_ = 0, matches_ = 0;
+    uint64_t found_ = 0, matches_ = 0, skipped_ = 0;
     std::vector<char> seen_;  // by task id
     std::vector<std::string> woken_;
 };
