@@ -79,7 +79,7 @@ public:
     }
     // A wake's latency: the rest of the idle loop's entry (idle_entry), then the state's exit.
     int64_t wake_latency(int cpu) const;
-    // No IPI needed: a polling state, or the idle loop's entry still running.
+    // No IPI needed (TIF_POLLING_NRFLAG set): a polling or MWAIT state, or the idle loop's entry still running.
     bool polling(int cpu) const;
     const std::vector<MachineProfile::IdleState>& idle_states() const { return states_; }
 
@@ -247,7 +247,9 @@ inline int64_t Hardware::wake_latency(int cpu) const {
 
 inline bool Hardware::polling(int cpu) const {
     const int st = idle_state_[static_cast<size_t>(cpu)];
-    return st >= 0 && (states_[static_cast<size_t>(st)].polling || entry_left(cpu) > 0);
+    if (st < 0) return false;
+    const MachineProfile::IdleState& state = states_[static_cast<size_t>(st)];
+    return state.polling || state.mwait || entry_left(cpu) > 0;
 }
 
 inline void Hardware::switch_out(CacheWarmth& w, int cpu) {

@@ -38,7 +38,7 @@ const std::vector<Field>& fields() {
         {{"idle_exit_ns", "ns", "exit latency of the only idle state when no idle_states are listed"}, &P::idle_exit_ns, nullptr},
         {{"idle_entry_ns", "ns", "the idle loop's entry before the CPU enters its idle state (tick_nohz_idle_stop_tick(), the governor): the idle task polls need_resched meanwhile (TIF_POLLING_NRFLAG), so a wakeup needs no IPI, and the CPU leaves once the entry is done, then pays the state's exit latency; 0: in the state at once"}, &P::idle_entry_ns, nullptr},
         {{"idle_polls", "bool", "the only idle state polls need_resched (no IPI), when no idle_states are listed"}, nullptr, &P::idle_polls},
-        {{"poll_wake_ns", "ns", "wake of a polling idle CPU (the flag write it observes)"}, &P::poll_wake_ns, nullptr},
+        {{"poll_wake_ns", "ns", "wake of an idle CPU that polls its flags (a polling or mwait state, or the idle loop's entry: the flag write it observes)"}, &P::poll_wake_ns, nullptr},
         {{"newidle_balance_ns", "ns", "newidle balance cost per CPU of a domain level's span"}, &P::newidle_balance_ns, nullptr},
         {{"tick_hz", "Hz", "CONFIG_HZ"}, &P::tick_hz, nullptr},
         {{"preempt_lazy", "bool", "wakeup preemption waits for the next tick (preempt=lazy)"}, nullptr, &P::preempt_lazy},
@@ -200,10 +200,11 @@ std::vector<MachineProfile::Line> MachineProfile::describe() const {
     nlohmann::json states_typed = nlohmann::json::array();
     for (const auto& s : effective_idle_states()) {
         states += (states.empty() ? "" : " ") + s.name + "(" + std::to_string(s.exit_ns) + "/" + std::to_string(s.residency_ns) +
-                  (s.polling ? ",poll" : "") + ")";
+                  (s.polling ? ",poll" : "") + (s.mwait ? ",mwait" : "") + ")";
         nlohmann::json st = {{"name", s.name}, {"exit_latency", exact_duration(s.exit_ns)},
                              {"target_residency", exact_duration(s.residency_ns)}};
         if (s.polling) st["polling"] = true;
+        if (s.mwait) st["mwait"] = true;
         states_typed.push_back(std::move(st));
     }
     out.push_back({"idle_states", states, "ns", "name(exit latency/target residency), shallow to deep", source_of("idle_states"),
@@ -284,7 +285,7 @@ std::vector<MachineProfile::IdleState> read_idle_states(const JsonNode& s) {
         bool ok = errors.attempt([&] {
             st.require_object();
             InputErrorCollector fields;
-            fields.attempt([&] { st.check_keys({"name", "exit_latency", "target_residency", "polling"}); });
+            fields.attempt([&] { st.check_keys({"name", "exit_latency", "target_residency", "polling", "mwait"}); });
             fields.attempt([&] {
                 is.name = st.at("name").as_string();
                 if (!is_plain_name(is.name)) st.at("name").fail("expected a state name without spaces or control characters");
@@ -292,6 +293,7 @@ std::vector<MachineProfile::IdleState> read_idle_states(const JsonNode& s) {
             fields.attempt([&] { is.exit_ns = st.at("exit_latency").as_duration_ns(0, 100000000); });
             const bool residency = fields.attempt([&] { is.residency_ns = st.at("target_residency").as_duration_ns(0, 1000000000); });
             fields.attempt([&] { is.polling = st.bool_or("polling", false); });
+            fields.attempt([&] { is.mwait = st.bool_or("mwait", false); });
             if (residency && !out.empty() && is.residency_ns < out.back().residency_ns)
                 fields.attempt([&] {
                     st.at("target_residency").fail("expected idle states from shallow to deep (target residency not decreasing)");

@@ -74,6 +74,10 @@ struct MachineProfile {
         int64_t exit_ns = 0;       // exit_latency
         int64_t residency_ns = 0;  // target_residency
         bool polling = false;      // the CPU polls need_resched: a wake needs no IPI
+        // Entered with MONITOR/MWAIT on the idle task's flags (x86 mwait_idle_with_hints(): intel_idle,
+        // ACPI FFH): TIF_POLLING_NRFLAG stays set, so a wake needs no IPI (set_nr_if_polling()),
+        // but the CPU is in this state and pays its exit latency.
+        bool mwait = false;
     };
     std::vector<IdleState> idle_states;
     std::string idle_governor = "menu";  // menu (average of recent idle lengths) or teo (recent intercepts)

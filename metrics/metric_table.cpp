@@ -106,7 +106,7 @@ constexpr MetricDef kRows[] = {
      "remote wakeups that went through the target's wake list with an IPI (`ttwu_queue_cond()` true: idle "
      "target, or another LLC)"},
     {Metric::wakeups_poll, "wakeups.poll", "count", K::counter, T::integer, B::neither, G::wakeups, kRunOnly,
-     &count<&Counters::wakeups_poll>, "the same to a polling idle CPU (no IPI)"},
+     &count<&Counters::wakeups_poll>, "the same to an idle CPU that polls its flags, in a polling state or an MWAIT state (set_nr_if_polling(): no IPI)"},
     {Metric::wakeups_no_placement, "wakeups.no_placement", "count", K::counter, T::integer, B::neither, G::wakeups,
      kRunOnly, &count<&Counters::wakeups_runnable>,
      "wakeups that skipped `select_task_rq`: the task was still queued (DELAY_DEQUEUE) or had not yet reached "

@@ -128,20 +128,14 @@ bool CpuExec::kick_idle_cpu(int cpu, int from_cpu, IdleKick why, const TtwuWork*
     if (cpu_of(cpu).ipi_in_flight) return false;
     Time delay = 0;
     const bool local = cpu == from_cpu;  // this CPU's own interrupt
-    const bool polled = why == IdleKick::ttwu && hw_.polling(cpu);  // a flag it sees, no IPI
+    // resched_curr()'s set_nr_and_not_polling() and send_call_function_single_ipi()'s
+    // set_nr_if_polling(): a CPU whose idle task polls its flags sees the write, no IPI.
+    const bool polled = !local && hw_.polling(cpu);
+    const int64_t signal = polled ? poll_ns(from_cpu, cpu) : ipi_send(from_cpu) + ipi_ns(from_cpu, cpu);
     switch (why) {
-        case IdleKick::ttwu:
-            delay = local ? 0
-                          : (work ? cost(*work) : 0) +
-                                (polled ? poll_ns(from_cpu, cpu) : ipi_send(from_cpu) + ipi_ns(from_cpu, cpu)) +
-                                hw_.wake_latency(cpu);
-            break;
-        case IdleKick::fork:
-            delay = local ? 0 : ipi_send(from_cpu) + ipi_ns(from_cpu, cpu) + hw_.wake_latency(cpu);
-            break;
-        case IdleKick::nohz_balance:
-            delay = ipi_send(from_cpu) + ipi_ns(from_cpu, cpu) + hw_.wake_latency(cpu);
-            break;
+        case IdleKick::ttwu: delay = local ? 0 : (work ? cost(*work) : 0) + signal + hw_.wake_latency(cpu); break;
+        case IdleKick::fork: delay = local ? 0 : signal + hw_.wake_latency(cpu); break;
+        case IdleKick::nohz_balance: delay = signal + hw_.wake_latency(cpu); break;
     }
     kick_cpu(cpu, delay, !local && !polled);
     return true;

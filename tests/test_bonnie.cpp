@@ -163,9 +163,10 @@ TEST_CASE("bonnie over io-uring on the E5, 2023 kernel: unbound, schedutil settl
     CHECK(bound.n(Metric::migrations) == 0);
     CHECK(bound.m.get(Metric::freq_khz_busy) >= 3.3e6);
     // Unbound: every waited request's reply moves bonnie++ (six a create), neither CPU is busy
-    // enough for schedutil to ask more than the lowest OPP.
+    // enough for schedutil to ask much more than the lowest OPP (1.2 GHz; 1.275 GHz busy on
+    // average since the MWAIT states' wakes send no IPI, 2026-12-04).
     CHECK(unbound.n(Metric::migrations) >= 5 * unbound.n(Metric::ops));
-    CHECK(unbound.m.get(Metric::freq_khz_busy) < 1.25e6);
+    CHECK(unbound.m.get(Metric::freq_khz_busy) < 1.3e6);
     const auto cpu_a_create = [](const Outcome& o) {
         return static_cast<double>(o.n(Metric::cpu_time_requester_ns)) / static_cast<double>(o.n(Metric::ops));
     };

@@ -455,11 +455,16 @@ TEST_CASE("cli: explain prints one wakeup's decision path", "[cli][explain]") {
     // A wakeup that needs no placement (ttwu_runnable(): fio still queued, delayed, on its ring
     // thread's CPU) is no select_task_rq call: --wakee passes it, and the header says so.
     const std::string fuse = shell_quote((kSource / "scenarios" / "fuse-fio-xeon.json").string());
-    const CmdResult passed = run_wakesim("explain " + fuse + " --case uring-per-core --wakee fio-0 --after 10027us");
-    INFO(passed.out);
-    REQUIRE(passed.rc == 0);
-    CHECK(contains(passed.out, "needed no placement"));
-    CHECK(contains(passed.out, "select_task_rq_fair: wakee fio-0 "));
+    // (Half of fio's wakeups here are such; one of five consecutive picks must pass one.)
+    int passed_some = 0;
+    for (const char* when : {"10ms", "10020us", "10040us", "10060us", "10080us"}) {
+        const CmdResult passed = run_wakesim("explain " + fuse + " --case uring-per-core --wakee fio-0 --after " + when);
+        INFO(passed.out);
+        REQUIRE(passed.rc == 0);
+        CHECK(contains(passed.out, "select_task_rq_fair: wakee fio-0 "));
+        passed_some += contains(passed.out, "needed no placement") ? 1 : 0;
+    }
+    CHECK(passed_some > 0);
     const CmdResult unitless = run_wakesim("explain " + sc + " --after 5");
     CHECK(unitless.rc == 2);
     CHECK(contains(unitless.out, "--after: "));

@@ -493,7 +493,9 @@ TEST_CASE("cpuidle: a CPU idle since boot sits in the deepest state, C6", "[hard
     for (int c = 0; c < r.topo.nr_cpus(); ++c) {
         CHECK(r.hw.idle_state(c) == c6);
         CHECK(r.hw.wake_latency(c) == 82 * kNsPerUs);
-        CHECK_FALSE(r.hw.polling(c));
+        // C6 is an MWAIT state (intel_idle): the idle task's flags are monitored, so a wake needs
+        // no IPI, but it pays C6's exit latency.
+        CHECK(r.hw.polling(c));
     }
 }
 
@@ -521,7 +523,7 @@ TEST_CASE("cpuidle (menu): short idle periods pick a shallow state, long ones th
         CHECK(state_name(r.hw, 0) == row.state);
         CHECK(r.hw.wake_latency(0) == row.exit_ns);
         CHECK(r.hw.wake_latency(0) == r.hw.idle_states()[static_cast<size_t>(r.hw.idle_state(0))].exit_ns);
-        CHECK(r.hw.polling(0) == (row.exit_ns == 0));
+        CHECK(r.hw.polling(0));  // POLL polls, and every other state is entered with MWAIT
         // Another CPU's history is its own.
         CHECK(state_name(r.hw, 1) == "C6");
         r.advance(row.len);
@@ -1002,28 +1004,39 @@ TEST_CASE("distance: a remote wakeup pays each moved cache line's cost at the pa
     CHECK(near.hw.line_extra_ns(0, 96) == 100 - 22);
 }
 
-TEST_CASE("distance: a pipe pair pinned across sockets pays (wake_remote_lines + ipi_lines) extra line costs per wakeup", "[hardware][distance]") {
-    // Two wakeups per round trip, each with 3 lines in try_to_wake_up and 2 in the IPI on the
-    // critical path: across sockets 2 x 5 x (197 - 22) ns = 1.75 us more per round trip than the
-    // same pair with distance-blind costs. Within one CCX nothing changes.
-    const auto usec = [](const std::string& cpus_b, bool lines) {
+TEST_CASE("distance: a pipe pair pinned across sockets pays wake_remote_lines extra line costs per wakeup, and ipi_lines or the polled flag's line", "[hardware][distance]") {
+    // Two wakeups per round trip, each with 3 lines in try_to_wake_up and, on the critical path,
+    // 2 in the IPI to a CPU idle by HLT, or 1 (the flag it monitors) to a CPU in an MWAIT state
+    // (acpi_idle's FFH C1 on EPYC). Across sockets 2 x 5 x (197 - 22) ns = 1.75 us, or
+    // 2 x 4 x (197 - 22) = 1.40 us, more per round trip than the same pair with distance-blind
+    // costs. Within one CCX nothing changes.
+    const auto usec = [](const std::string& cpus_b, bool lines, bool mwait) {
         json d = json::parse(R"({"machine": {"preset": "epyc-zen4-2s", "profile": {"base": "epyc-zen4-2s", "cost_jitter_pct": 0, "governor": "performance"}},
           "workload": {"kind": "pipe", "loops": 3000, "cpus": "0"}, "policies": ["plain"], "run": {"warmup_ops": 500, "seeds": [1]}})");
         d["workload"]["cpus_b"] = cpus_b;
         if (!lines) d["machine"]["profile"]["line_llc"] = "0ns";
+        if (!mwait)  // C1 entered by HLT
+            d["machine"]["profile"]["idle_states"] = json::parse(R"([
+              {"name": "POLL", "exit_latency": "0ns", "target_residency": "0ns", "polling": true},
+              {"name": "C1", "exit_latency": "1us", "target_residency": "2us"},
+              {"name": "C2", "exit_latency": "400us", "target_residency": "800us"}])");
         const Scenario sc = parse_scenario(d, "distance.json");
         return run_case(sc, sc.cases.front().name).get(Metric::usec_per_op);
     };
-    const double numa = usec("96", true), numa_blind = usec("96", false);
-    const double ccx = usec("8", true), ccx_blind = usec("8", false);
-    const double llc = usec("1", true), llc_blind = usec("1", false);
-    INFO("us per round trip: other socket " << numa << " (blind " << numa_blind << "), other CCX " << ccx << " ("
-                                           << ccx_blind << "), same CCX " << llc << " (" << llc_blind << ")");
-    CHECK(numa - numa_blind == Approx(1.75).margin(0.1));
-    CHECK(ccx - ccx_blind == Approx(2 * 5 * 0.078).margin(0.1));
-    CHECK(llc == Approx(llc_blind).margin(0.001));
-    CHECK(llc < ccx);
-    CHECK(ccx < numa);
+    for (const bool mwait : {false, true}) {
+        const double numa = usec("96", true, mwait), numa_blind = usec("96", false, mwait);
+        const double ccx = usec("8", true, mwait), ccx_blind = usec("8", false, mwait);
+        const double llc = usec("1", true, mwait), llc_blind = usec("1", false, mwait);
+        const int lines = mwait ? 4 : 5;
+        INFO((mwait ? "MWAIT C1" : "HLT C1") << ", us per round trip: other socket " << numa << " (blind " << numa_blind
+                                              << "), other CCX " << ccx << " (" << ccx_blind << "), same CCX " << llc << " ("
+                                              << llc_blind << ")");
+        CHECK(numa - numa_blind == Approx(2 * lines * 0.175).margin(0.1));
+        CHECK(ccx - ccx_blind == Approx(2 * lines * 0.078).margin(0.1));
+        CHECK(llc == Approx(llc_blind).margin(0.001));
+        CHECK(llc < ccx);
+        CHECK(ccx < numa);
+    }
 }
 
 TEST_CASE("pipe_lines: each pipe read and write pulls the pipe's own lines from the CPU that used it last, at the pair's full line cost", "[hardware][distance]") {
@@ -1188,4 +1201,44 @@ TEST_CASE("schedutil reads cpu_util_cfs_boost(): two tasks waking together on on
     INFO("CPU 0 clock: one task " << one << " kHz, two tasks " << two << " kHz");
     CHECK(one < 2200000);
     CHECK(two >= 2400000);
+}
+
+TEST_CASE("an idle x86 CPU in an MWAIT state is woken by the flag write, without an IPI, where a WFI or HLT CPU needs one",
+          "[hardware][wake][idle]") {
+    // perf bench sched pipe, both tasks unpinned: every wakeup goes to the other, idle CPU's
+    // wake list. On the Xeon (intel_idle: every C-state is entered with MWAIT on the idle task's
+    // flags, TIF_POLLING_NRFLAG set) set_nr_if_polling() succeeds and no IPI is sent; on the
+    // Altra (WFI) and in the KVM guest (HLT) each wake is a call-function IPI.
+    const auto kinds = [](const std::string& machine, const json& states) {
+        json d = {{"machine", {{"preset", machine}}},
+                  {"workload", {{"kind", "pipe"}, {"loops", 2000}}},
+                  {"policies", {"plain"}},
+                  {"run", {{"warmup_ops", 200}, {"seeds", {1}}}}};
+        if (!states.is_null()) d["machine"]["profile"] = {{"idle_states", states}};
+        const Scenario sc = parse_scenario(d, "mwait.json");
+        const RunResult r = run_simulation(make_run_spec(sc, sc.cases.front(), sc.policies.front(), 1));
+        return std::tuple{r.metrics.get(Metric::wakeups_remote), r.metrics.get(Metric::wakeups_ipi),
+                          r.metrics.get(Metric::wakeups_poll), r.metrics.get(Metric::usec_per_op)};
+    };
+    const auto [xr, xi, xp, xus] = kinds("xeon-2s-16c32t", nullptr);
+    const auto [ar, ai, ap, aus] = kinds("altra-80", nullptr);
+    const auto [kr, ki, kp, kus] = kinds("kvm-2vcpu", nullptr);
+    // The same Xeon with its C-states entered by HLT (as acpi_idle's C1 with the HLT entry method).
+    const json hlt = json::parse(R"([{"name": "POLL", "exit_latency": "0ns", "target_residency": "0ns", "polling": true},
+                                     {"name": "C1", "exit_latency": "1us", "target_residency": "1us"},
+                                     {"name": "C6", "exit_latency": "170us", "target_residency": "600us"}])");
+    const auto [hr, hi, hp, hus] = kinds("xeon-2s-16c32t", hlt);
+    INFO("xeon: " << xr << " remote, " << xi << " IPIs, " << xp << " polled, " << xus << " us/op; HLT entry: " << hr << ", "
+                  << hi << ", " << hp << ", " << hus << "; altra: " << ar << ", " << ai << ", " << ap << "; kvm: " << kr << ", "
+                  << ki << ", " << kp);
+    REQUIRE(xr >= 3000);
+    CHECK(xi == 0);
+    CHECK(xp >= 0.95 * xr);
+    CHECK(ai >= 0.95 * ar);
+    CHECK(ap == 0);
+    CHECK(ki >= 0.95 * kr);
+    CHECK(kp == 0);
+    CHECK(hi >= 0.95 * hr);
+    // The IPI (ipi_latency 800 ns) is slower than the flag write (poll_wake 200 ns): two wakes a round trip.
+    CHECK(hus > xus + 2 * 0.5);
 }

