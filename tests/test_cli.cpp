@@ -367,6 +367,37 @@ TEST_CASE("cli: a program's FUSE server threads are forked before its tasks, as 
     CHECK(forked == std::vector<std::string>{"fs-worker-0", "fs-ring-0", "fs-ring-1", "app"});
 }
 
+TEST_CASE("cli: fio's jobs fork once the FUSE server's threads sleep, onto idle CPUs, not onto CPUs still starting ring threads",
+          "[cli][run][fuse]") {
+    // passthrough_hp -o io_uring on the Xeon: 32 ring threads, each on its own CPU, leave C6
+    // (170 us) when forked. The four jobs fork after every ring thread has gone to sleep waiting
+    // for requests, so fork balancing finds idle CPUs: four different cores.
+    TempDir tmp;
+    write_file(tmp.file("s.json"), R"({"machine": "xeon-2s-16c32t", "workload": {"kind": "fio", "numjobs": 4,
+        "number_ios": 400, "transport": "io_uring"}, "policies": ["plain"], "run": {"seeds": [1]}})");
+    const std::string trace = tmp.file("s.trace");
+    const CmdResult r = run_wakesim("run " + shell_quote(tmp.file("s.json")) + " -q --trace " + shell_quote(trace));
+    INFO(r.out);
+    REQUIRE(r.rc == 0);
+    const auto stamp = [](const std::string& line) { return std::stod(line.substr(line.find(": ") - 13, 13)); };
+    double last_server_sleep = 0, first_job_fork = 1e9;
+    std::set<int> cores;
+    std::istringstream in(read_file(trace));
+    for (std::string line; std::getline(in, line);) {
+        if (line.find("sched_switch: prev_comm=fuse-") != std::string::npos && line.find("prev_state=S") != std::string::npos &&
+            first_job_fork == 1e9)
+            last_server_sleep = std::max(last_server_sleep, stamp(line));
+        const size_t at = line.find("sched_wakeup_new: comm=fio-");
+        if (at == std::string::npos) continue;
+        first_job_fork = std::min(first_job_fork, stamp(line));
+        const int cpu = std::stoi(line.substr(line.find("target_cpu=") + 11));
+        cores.insert(cpu % 16);  // CPU c and c + 16 share a core
+    }
+    CHECK(last_server_sleep > 0);
+    CHECK(first_job_fork >= last_server_sleep);
+    CHECK(cores.size() == 4);
+}
+
 TEST_CASE("cli: --trace writes Perfetto's protobuf for .pftrace or --trace-format perfetto", "[cli][run]") {
     TempDir tmp;
     const std::string sc = shell_quote(tiny_scenario(tmp));

@@ -131,7 +131,32 @@ void ProgramDriver::setup(CpuExec& s, Time at, int parent_cpu, uint64_t seed, in
             fuse_[static_cast<size_t>(first.a)]->add_spare_worker(c.task_id);
         }
     }
-    for (const size_t i : order) s.start_task(ctx_[i].task_id, fork_at[i], parent_cpu);
+    // The clients wait for the servers' threads to sleep (not with a launcher, whose run spans
+    // every fork).
+    bool launcher = false;
+    for (const auto& d : defs_) launcher |= d.launcher;
+    awaiting_sleep_.assign(ctx_.size(), 0);
+    start_cpu_ = parent_cpu;
+    Time first_client = -1;
+    for (const size_t i : order) {
+        if (!launcher && fuse_server(i)) {
+            awaiting_sleep_[i] = 1;
+            ++servers_pending_;
+        }
+        if (servers_pending_ > 0 && !fuse_server(i)) {
+            if (first_client < 0) first_client = fork_at[i];
+            deferred_starts_.emplace_back(i, fork_at[i] - first_client);
+            continue;
+        }
+        s.start_task(ctx_[i].task_id, fork_at[i], parent_cpu);
+    }
+}
+
+// The last server thread went to sleep: the clients fork, a gap apart as they would have.
+void ProgramDriver::servers_settled() {
+    const Time now = s_->now();
+    for (const auto& [i, offset] : deferred_starts_) s_->start_task(ctx_[i].task_id, now + offset, start_cpu_);
+    deferred_starts_.clear();
 }
 
 ProgramDriver::TimerState& ProgramDriver::timer_state(const Ctx& c, int32_t timer) {
@@ -571,8 +596,13 @@ void ProgramDriver::settle_all() {
 void ProgramDriver::switched_out(const Task& t) {
     const auto id = static_cast<size_t>(t.id);
     if (id >= by_task_id_.size() || by_task_id_[id] < 0) return;
-    const Ctx& c = ctx_[static_cast<size_t>(by_task_id_[id])];
+    const auto ci = static_cast<size_t>(by_task_id_[id]);
+    const Ctx& c = ctx_[ci];
     if (c.ahead_chan >= 0) settle_ahead(c.ahead_chan);
+    if (servers_pending_ > 0 && awaiting_sleep_[ci] && t.state == TaskState::sleeping) {
+        awaiting_sleep_[ci] = 0;
+        if (--servers_pending_ == 0) servers_settled();
+    }
 }
 
 void ProgramDriver::release(Barrier& b) {

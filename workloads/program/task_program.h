@@ -221,6 +221,13 @@ private:
     std::vector<int> by_task_id_;     // scheduler id -> program index
     int exited_ = 0;
     int foreground_ = 0;
+    // A FUSE server's threads start first and the clients once every one of them has gone to
+    // sleep waiting for requests: the mount exists, idle, before its clients run.
+    int servers_pending_ = 0;
+    std::vector<char> awaiting_sleep_;                       // by ctx: a server not yet asleep
+    std::vector<std::pair<size_t, Time>> deferred_starts_;  // clients: ctx, fork time after the last server sleeps
+    int start_cpu_ = 0;
+    void servers_settled();
     WakeSite timer_site_{"timer", 0, false, SiteRole::generic};
     WakeSite generic_site_{"resume", 0, false, SiteRole::generic};
 };
