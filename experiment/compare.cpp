@@ -116,13 +116,22 @@ Comparison compare_runs(const Scenario& sc, const std::vector<RunRecord>& runs, 
                     mc.delta_pct = diff * scale;
                     mc.delta_lo = mc.welch.defined ? mc.welch.ci95_lo * scale : mc.delta_pct;
                     mc.delta_hi = mc.welch.defined ? mc.welch.ci95_hi * scale : mc.delta_pct;
+                    // A metric that cannot be negative cannot fall by more than 100%.
+                    if (sb.mean > 0 && mc.stats.mean >= 0 && (metric_def(m).type == MetricType::integer || metric_def(m).type == MetricType::real))
+                        mc.delta_lo = std::max(mc.delta_lo, -100.0);
                 }
                 if (pc.no_effect)
                     mc.verdict = Verdict::no_effect;
                 else if (a.size() < 2 || b.size() < 2)
                     mc.verdict = Verdict::one_seed;
-                else if (!mc.welch.defined)  // no spread on either side
-                    mc.verdict = diff == 0 ? Verdict::same : direction(m, diff);
+                else if (!mc.welch.defined) {  // no spread on either side
+                    // A percentile read from the log-linear histogram moves by whole buckets
+                    // (1/16 of a power of two): one bucket's step is within its resolution.
+                    const bool within_bucket = metric_def(m).kind == MetricKind::percentile && sb.mean > 0 &&
+                                               std::fabs(diff) <= std::fabs(sb.mean) / 16.0 + 1.0;
+                    mc.verdict = diff == 0 ? Verdict::same : within_bucket ? Verdict::inconclusive : direction(m, diff);
+                    mc.within_bucket = within_bucket && diff != 0;
+                }
                 else if (mc.welch.p < kAlpha)
                     mc.verdict = direction(m, diff);
                 else {
@@ -146,7 +155,9 @@ std::string fmt_pct(double x) { return format_number("%+.2f%%", x); }
 std::string verdict_text(const MetricComparison& m) {
     std::string v = to_string(m.verdict);
     char buf[160];
-    if (m.verdict == Verdict::inconclusive) {
+    if (m.verdict == Verdict::inconclusive && m.within_bucket) {
+        v += " (no spread across seeds; one step of the histogram, whose buckets are 6% wide)";
+    } else if (m.verdict == Verdict::inconclusive) {
         if (m.welch.diff == 0)
             std::snprintf(buf, sizeof buf, " (p=%.3g; no difference in the means)", m.welch.p);
         else
@@ -265,7 +276,8 @@ nlohmann::json comparison_json(const Scenario& sc, const Comparison& c) {
                 x["welch_df"] = round6(m.welch.df);
                 x["p"] = round6(m.welch.p);
             }
-            if (m.verdict == Verdict::inconclusive) x["seeds_needed"] = m.seeds_needed;
+            if (m.within_bucket) x["within_histogram_bucket"] = true;
+            else if (m.verdict == Verdict::inconclusive) x["seeds_needed"] = m.seeds_needed;
             ms[metric_def(m.metric).name] = x;
         }
         r["metrics"] = ms;

@@ -35,6 +35,7 @@ struct MetricComparison {
     WelchResult welch;
     Verdict verdict = Verdict::baseline;
     size_t seeds_needed = 0;       // with Verdict::inconclusive
+    bool within_bucket = false;    // inconclusive: a percentile one histogram step apart, no spread
 };
 
 struct PolicyComparison {
