@@ -53,7 +53,7 @@ RunResult run_simulation(const RunSpec& spec) {
         hw.set_observer(trace.get());
     }
     if (spec.explain) {
-        spec.explain->attach(engine);
+        spec.explain->attach(engine, &hw);
         observers.add(spec.explain);
         sched.set_explain(spec.explain_wakeup);
     }

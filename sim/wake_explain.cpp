@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "hw/hardware.h"
 #include "kernel/sched.h"
 #include "kernel/wake_flags.h"
 
@@ -189,6 +190,14 @@ void WakeExplain::ttwu_woken(const Task& p, int cpu, int, WokenVia via, const Se
     follow_.queued = true;
     follow_.via = via;
     follow_.cpu = cpu;
+    const int st = hw_ ? hw_->idle_state(cpu) : -1;
+    if (st >= 0) {
+        const auto& s = hw_->idle_states()[static_cast<size_t>(st)];
+        follow_.idle_state = s.name;
+        follow_.idle_exit_ns = s.exit_ns;
+        follow_.idle_mwait = s.mwait;
+        follow_.idle_polling = s.polling;
+    }
 }
 
 void WakeExplain::ttwu_wakeup(const Task& p, int, const Task* curr) {
@@ -230,15 +239,29 @@ std::vector<std::string> WakeExplain::lines() const {
     if (!done_) return out;
     if (f.queued) {
         const std::string c = cpu(f.cpu);
+        // The target's idle state decides what the wake costs: its exit latency, and whether
+        // the idle task polls its flags (no IPI needed).
+        std::string idle;
+        if (!f.idle_state.empty()) {
+            char exit[32];
+            std::snprintf(exit, sizeof exit, "%lld.%03lld us", static_cast<long long>(f.idle_exit_ns / 1000),
+                          static_cast<long long>(f.idle_exit_ns % 1000));
+            idle = c + " idle in " + f.idle_state + (f.idle_polling ? " (polling" : f.idle_mwait ? " (MWAIT" : " (") +
+                   (f.idle_polling || f.idle_mwait ? ", " : "") + "exit latency " + exit + ")";
+        }
+        const std::string idle_tail = idle.empty() ? "" : "; " + idle;
         switch (f.via) {
-            case WokenVia::queue: out.push_back("ttwu_queue: the waker enqueues it on " + c); break;
+            case WokenVia::queue: out.push_back("ttwu_queue: the waker enqueues it on " + c + idle_tail); break;
             case WokenVia::queue_ipi:
-                out.push_back("ttwu_queue: the waker enqueues it on " + c + ", idle, and kicks it (reschedule IPI)");
+                out.push_back("ttwu_queue: the waker enqueues it on " + c + " and kicks it with a reschedule IPI" + idle_tail);
                 break;
             case WokenVia::wakelist: out.push_back("ttwu_queue: onto " + c + "'s wake list; its IPI is already on the way"); break;
-            case WokenVia::wakelist_ipi: out.push_back("ttwu_queue: onto " + c + "'s wake list, with a call-function IPI"); break;
+            case WokenVia::wakelist_ipi:
+                out.push_back("ttwu_queue: onto " + c + "'s wake list, with a call-function IPI" + idle_tail);
+                break;
             case WokenVia::wakelist_poll:
-                out.push_back("ttwu_queue: onto " + c + "'s wake list; " + c + " polls in idle, no IPI");
+                out.push_back("ttwu_queue: onto " + c + "'s wake list; the idle task polls its flags (set_nr_if_polling()), no IPI" +
+                              idle_tail);
                 break;
             case WokenVia::running:
             case WokenVia::delayed: break;  // no placement: never an explained call

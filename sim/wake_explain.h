@@ -12,6 +12,7 @@
 namespace wakesim {
 
 class Scheduler;
+class Hardware;
 
 using WakeEvent = std::variant<SelectFairEv, PinnedEv, PolicyRuleEv, FeecEv, WantAffineEv, DomainEv, WakeAffineEv, SisBeginEv,
                                SisTargetBusyEv, SisPrevEv, SelectIdleCpuEv, SelectOutcomeEv, SelectResultEv>;
@@ -27,6 +28,9 @@ struct WakeFollowUp {
     bool queued = false;  // ttwu_woken() seen
     WokenVia via = WokenVia::queue;
     int cpu = -1;
+    std::string idle_state;  // the target's idle state then ("": not idle, or no hardware attached)
+    int64_t idle_exit_ns = 0;
+    bool idle_mwait = false, idle_polling = false;
     bool enqueued = false;  // ttwu_wakeup() seen: on the runqueue
     Time enqueued_at = 0;
     std::string curr;  // the target's task then ("" : idle)
@@ -41,7 +45,10 @@ class WakeExplain final : public SchedObserver {
 public:
     // stop_when_done: stop the run once the wakee has run (the CLI); tests keep the whole run.
     explicit WakeExplain(bool stop_when_done = false) : stop_when_done_(stop_when_done) {}
-    void attach(Engine& engine) { engine_ = &engine; }
+    void attach(Engine& engine, const Hardware* hw = nullptr) {
+        engine_ = &engine;
+        hw_ = hw;
+    }
 
     // The events of the explained call, select_begin to select_task_rq's return.
     const std::vector<WakeEvent>& events() const { return events_; }
@@ -96,6 +103,7 @@ private:
     std::vector<WakeEvent> events_;
     WakeFollowUp follow_;
     Engine* engine_ = nullptr;
+    const Hardware* hw_ = nullptr;
     bool stop_when_done_;
     int wakee_ = -1;
     Time at_ = 0;

@@ -156,6 +156,8 @@ TEST_CASE("explain follows the wakeup to the wakee running: remote through the w
     REQUIRE(f.queued);
     CHECK(f.via == WokenVia::wakelist_ipi);
     CHECK(f.cpu == r.result()->cpu);
+    CHECK(f.idle_state == "HLT");  // the guest's only idle state: no polling, hence the IPI
+    CHECK_FALSE(f.idle_mwait);
     REQUIRE(f.enqueued);
     CHECK(f.curr.empty());  // the target was idle
     REQUIRE(f.ran);
@@ -174,6 +176,7 @@ TEST_CASE("explain follows the wakeup to the wakee running: remote through the w
     REQUIRE(g.queued);
     CHECK(g.via == WokenVia::queue);
     CHECK(g.cpu == 0);
+    CHECK(g.idle_state.empty());  // the waker is running there
     REQUIRE(g.enqueued);
     REQUIRE(p.fair() == nullptr);
     CHECK_FALSE(g.curr.empty());
