@@ -1,5 +1,7 @@
 #include "experiment/compare.h"
 
+#include "metrics/metrics.h"
+
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -127,8 +129,9 @@ Comparison compare_runs(const Scenario& sc, const std::vector<RunRecord>& runs, 
                 else if (!mc.welch.defined) {  // no spread on either side
                     // A percentile read from the log-linear histogram moves by whole buckets
                     // (1/16 of a power of two): one bucket's step is within its resolution.
-                    const bool within_bucket = metric_def(m).kind == MetricKind::percentile && sb.mean > 0 &&
-                                               std::fabs(diff) <= std::fabs(sb.mean) / 16.0 + 1.0;
+                    const auto bucket = [](double v) { return LatencyHistogram::bucket_of(v > 0 ? static_cast<uint64_t>(v) : 0); };
+                    const bool within_bucket = metric_def(m).kind == MetricKind::percentile &&
+                                               std::abs(bucket(mc.stats.mean) - bucket(sb.mean)) <= 1;
                     mc.verdict = diff == 0 ? Verdict::same : within_bucket ? Verdict::inconclusive : direction(m, diff);
                     mc.within_bucket = within_bucket && diff != 0;
                 }

@@ -50,9 +50,11 @@ public:
     // send_call_function_single_ipi(): `cpu` should process its wake list (sched_ttwu_pending).
     // A wakeup from a task sends it after the work so far (`work`; nullptr: interrupt context).
     virtual IpiSent send_call_function_single_ipi(int cpu, int from_cpu, const TtwuWork* work) = 0;
-    // An idle CPU got work: it leaves idle and schedules. Returns false when an IPI to it was
-    // already on its way (nothing more is sent). `work`: as above, for IdleKick::ttwu.
-    virtual bool kick_idle_cpu(int cpu, int from_cpu, IdleKick why, const TtwuWork* work) = 0;
+    // An idle CPU got work: it leaves idle and schedules. Returns how: pending when an IPI to it
+    // was already on its way (nothing more is sent), poll when its idle task polls its flags
+    // (resched_curr()'s set_nr_and_not_polling(): no IPI), ipi otherwise (a local kick too).
+    // `work`: as above, for IdleKick::ttwu.
+    virtual IpiSent kick_idle_cpu(int cpu, int from_cpu, IdleKick why, const TtwuWork* work) = 0;
     // resched_curr() on a CPU running a task: it calls __schedule() on return from the interrupt
     // or driver code it is in, at the tick with lazy preemption, or, on another CPU, on the way
     // out of the reschedule IPI's handler. Returns whether that IPI was sent.

@@ -223,9 +223,10 @@ WokenVia Scheduler::ttwu_queue(Task& p, int cpu, uint32_t flags, Task* waker, in
     }
     ttwu_do_activate(cpu, p, flags);
     // The wakee sits on an idle CPU: a reschedule IPI (or the interrupt being handled there) runs it.
-    const bool ipi =
-        idle && arch_->kick_idle_cpu(cpu, this_cpu, IdleKick::ttwu, waker ? &ttwu_work_ : nullptr) && cpu != this_cpu;
-    return ipi ? WokenVia::queue_ipi : WokenVia::queue;
+    const IpiSent sent = idle ? arch_->kick_idle_cpu(cpu, this_cpu, IdleKick::ttwu, waker ? &ttwu_work_ : nullptr)
+                              : IpiSent::pending;
+    if (cpu == this_cpu || sent == IpiSent::pending) return WokenVia::queue;
+    return sent == IpiSent::poll ? WokenVia::queue_poll : WokenVia::queue_ipi;
 }
 
 bool Scheduler::try_to_wake_up(Task& p, uint32_t flags, Task* waker, int this_cpu) {

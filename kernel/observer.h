@@ -43,6 +43,7 @@ enum class WokenVia : uint8_t {
     delayed,        // ttwu_runnable(): asleep but still queued (delayed dequeue), requeued in place
     queue,          // ttwu_do_activate() by the waker, no IPI
     queue_ipi,      // the same onto an idle remote CPU, which a reschedule IPI wakes
+    queue_poll,     // the same onto an idle remote CPU that polls its flags: no IPI
     wakelist,       // the target's wake list; its IPI was already on the way
     wakelist_ipi,   // the target's wake list and a call-function IPI
     wakelist_poll,  // the target's wake list; the target polls in idle, no IPI needed

@@ -30,15 +30,17 @@ public:
     double mean() const { return count_ ? static_cast<double>(sum_) / static_cast<double>(count_) : 0.0; }
     int64_t max() const { return max_; }
     void clear() { *this = LatencyHistogram(); }
-
-private:
-    static constexpr int kSub = 16;
-    static constexpr int kBuckets = 64 * kSub;
+    // The bucket a value falls in: a percentile is its bucket's upper bound, so two percentiles
+    // a bucket apart differ by the histogram's resolution (1/16 of a power of two), not more.
     static int bucket_of(uint64_t v) {
         if (v < kSub) return static_cast<int>(v);
         const int msb = 63 - std::countl_zero(v);  // >= 4
         return (msb - 3) * kSub + static_cast<int>((v >> (msb - 4)) & (kSub - 1));
     }
+
+private:
+    static constexpr int kSub = 16;
+    static constexpr int kBuckets = 64 * kSub;
     static int64_t bucket_upper(int b);
     std::array<uint64_t, kBuckets> b_{};
     uint64_t count_ = 0;

@@ -54,6 +54,7 @@ void CountingObserver::ttwu_woken(const Task& p, int cpu, int this_cpu, WokenVia
             ++c.wakeups_poll;
             break;
         case WokenVia::queue:
+        case WokenVia::queue_poll:  // no IPI: wakeups.poll counts wake-list wakeups only
         case WokenVia::wakelist:
             break;
     }

@@ -124,8 +124,8 @@ IpiSent CpuExec::send_call_function_single_ipi(int cpu, int from_cpu, const Ttwu
     return sent;
 }
 
-bool CpuExec::kick_idle_cpu(int cpu, int from_cpu, IdleKick why, const TtwuWork* work) {
-    if (cpu_of(cpu).ipi_in_flight) return false;
+IpiSent CpuExec::kick_idle_cpu(int cpu, int from_cpu, IdleKick why, const TtwuWork* work) {
+    if (cpu_of(cpu).ipi_in_flight) return IpiSent::pending;
     Time delay = 0;
     const bool local = cpu == from_cpu;  // this CPU's own interrupt
     // resched_curr()'s set_nr_and_not_polling() and send_call_function_single_ipi()'s
@@ -138,7 +138,7 @@ bool CpuExec::kick_idle_cpu(int cpu, int from_cpu, IdleKick why, const TtwuWork*
         case IdleKick::nohz_balance: delay = signal + hw_.wake_latency(cpu); break;
     }
     kick_cpu(cpu, delay, !local && !polled);
-    return true;
+    return polled ? IpiSent::poll : IpiSent::ipi;
 }
 
 // resched_curr() of a running CPU: on this CPU (the driver's, or the interrupt handler's) the flag

@@ -105,7 +105,7 @@ public:
     void ttwu_charge(Task* waker, const TtwuWork& work) override;
     void ttwu_runnable_charge(Task* waker) override;
     IpiSent send_call_function_single_ipi(int cpu, int from_cpu, const TtwuWork* work) override;
-    bool kick_idle_cpu(int cpu, int from_cpu, IdleKick why, const TtwuWork* work) override;
+    IpiSent kick_idle_cpu(int cpu, int from_cpu, IdleKick why, const TtwuWork* work) override;
     bool smp_send_reschedule(int cpu) override;
     void context_switch(int cpu, Task* prev, Task& next) override;
     void return_to_curr(int cpu) override;

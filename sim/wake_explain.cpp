@@ -214,9 +214,10 @@ void WakeExplain::sched_switch(int, const Task* prev, char prev_state, const Tas
     follow_.prev_state = prev_state;
 }
 
-void WakeExplain::switched_in(int, const Task& t) {
+void WakeExplain::switched_in(int cpu_nr, const Task& t) {
     if (!following(t)) return;
     follow_.ran = true;
+    follow_.ran_cpu = cpu_nr;
     follow_.ran_at = engine_ ? engine_->now() : at_;
     if (stop_when_done_ && engine_) engine_->stop();
 }
@@ -255,6 +256,10 @@ std::vector<std::string> WakeExplain::lines() const {
             case WokenVia::queue_ipi:
                 out.push_back("ttwu_queue: the waker enqueues it on " + c + " and kicks it with a reschedule IPI" + idle_tail);
                 break;
+            case WokenVia::queue_poll:
+                out.push_back("ttwu_queue: the waker enqueues it on " + c +
+                              "; the idle task polls its flags (resched_curr()), no IPI" + idle_tail);
+                break;
             case WokenVia::wakelist: out.push_back("ttwu_queue: onto " + c + "'s wake list; its IPI is already on the way"); break;
             case WokenVia::wakelist_ipi:
                 out.push_back("ttwu_queue: onto " + c + "'s wake list, with a call-function IPI" + idle_tail);
@@ -271,7 +276,7 @@ std::vector<std::string> WakeExplain::lines() const {
         out.push_back("  enqueued " + since(f.enqueued_at, at_) + ", " +
                       (f.curr.empty() ? cpu(f.cpu) + " idle" : cpu(f.cpu) + " running " + f.curr));
     if (f.ran)
-        out.push_back("  runs " + since(f.ran_at, at_) + " (the wake latency), " +
+        out.push_back("  runs on " + cpu(f.ran_cpu) + " " + since(f.ran_at, at_) + " (the wake latency), " +
                       (!f.switched || f.prev.empty() ? std::string("switched in from idle")
                        : f.prev_state == 'R'         ? "preempting " + f.prev
                                                      : "after " + f.prev + (f.prev_state == 'X' ? " exited" : " slept")));

@@ -38,6 +38,7 @@ struct WakeFollowUp {
     std::string prev;       // the task it switched from ("": idle)
     char prev_state = 'S';  // 'R': prev was preempted
     bool ran = false;       // finish_task_switch(): the wakee runs
+    int ran_cpu = -1;       // where (the target, unless a balancer pulled it first)
     Time ran_at = 0;
 };
 

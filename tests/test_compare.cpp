@@ -39,7 +39,7 @@ const MetricComparison& row(const Comparison& c, const std::string& policy, Metr
 
 }  // namespace
 
-TEST_CASE("compare: a percentile one histogram bucket apart with no spread is no verdict; a fall to zero stops at -100%",
+TEST_CASE("compare: a percentile one histogram bucket apart with no spread is no verdict, and a fall to zero stops at -100%",
           "[compare]") {
     const Scenario sc = two_policies();
     CompareOptions opt;

@@ -523,7 +523,11 @@ TEST_CASE("cpuidle (menu): short idle periods pick a shallow state, long ones th
         CHECK(state_name(r.hw, 0) == row.state);
         CHECK(r.hw.wake_latency(0) == row.exit_ns);
         CHECK(r.hw.wake_latency(0) == r.hw.idle_states()[static_cast<size_t>(r.hw.idle_state(0))].exit_ns);
-        CHECK(r.hw.polling(0));  // POLL polls, and every other state is entered with MWAIT
+        // POLL polls; every other state is entered with MWAIT (intel_idle): no IPI either way.
+        const auto& st = r.hw.idle_states()[static_cast<size_t>(r.hw.idle_state(0))];
+        CHECK(st.polling == (row.exit_ns == 0));
+        CHECK(st.mwait == (row.exit_ns != 0));
+        CHECK(r.hw.polling(0));
         // Another CPU's history is its own.
         CHECK(state_name(r.hw, 1) == "C6");
         r.advance(row.len);

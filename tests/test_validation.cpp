@@ -290,6 +290,7 @@ TEST_CASE("fuse-bg-series-xeon: cpu++'s gain at iodepth 1 and 8 and with 2 and 8
         // before, when they forked while the ring threads were still starting and stayed packed
         // on node 0's first cores; docs/validation.md).
         if (c != "qd1-8jobs") CHECK(gain(c) == Approx(g).epsilon(0.15));
+        else CHECK(gain(c) < 1.4);  // 1.30: not to drift further from 1.06 unseen
     }
     CHECK(mib.at("qd8/plain") == Approx(466).epsilon(0.05));
     CHECK(mib.at("qd8/fuse_bg_next_cpu") == Approx(641).epsilon(0.05));

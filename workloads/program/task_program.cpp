@@ -144,7 +144,7 @@ void ProgramDriver::setup(CpuExec& s, Time at, int parent_cpu, uint64_t seed, in
             ++servers_pending_;
         }
         if (servers_pending_ > 0 && !fuse_server(i)) {
-            if (first_client < 0) first_client = fork_at[i];
+            if (first_client < 0) first_client = first_client_fork_ = fork_at[i];
             deferred_starts_.emplace_back(i, fork_at[i] - first_client);
             continue;
         }
@@ -155,7 +155,10 @@ void ProgramDriver::setup(CpuExec& s, Time at, int parent_cpu, uint64_t seed, in
 // The last server thread went to sleep: the clients fork, a gap apart as they would have.
 void ProgramDriver::servers_settled() {
     const Time now = s_->now();
-    for (const auto& [i, offset] : deferred_starts_) s_->start_task(ctx_[i].task_id, now + offset, start_cpu_);
+    for (const auto& [i, offset] : deferred_starts_) {
+        ctx_[i].base += now - first_client_fork_;  // its timers count from its start
+        s_->start_task(ctx_[i].task_id, now + offset, start_cpu_);
+    }
     deferred_starts_.clear();
 }
 

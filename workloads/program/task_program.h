@@ -227,6 +227,7 @@ private:
     std::vector<char> awaiting_sleep_;                       // by ctx: a server not yet asleep
     std::vector<std::pair<size_t, Time>> deferred_starts_;  // clients: ctx, fork time after the last server sleeps
     int start_cpu_ = 0;
+    Time first_client_fork_ = 0;  // when the first client would have forked without waiting
     void servers_settled();
     WakeSite timer_site_{"timer", 0, false, SiteRole::generic};
     WakeSite generic_site_{"resume", 0, false, SiteRole::generic};
