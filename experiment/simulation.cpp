@@ -105,7 +105,7 @@ RunResult run_simulation(const RunSpec& spec) {
         if (spec.stop_ops) ctl.set_stop(ctl.ops() + spec.stop_ops, stop_at_ops);
     }
     // explain stops at its call's wakee running (or, finding the call, at the call)
-    if (!(spec.find && spec.find->found()) && !(spec.explain && spec.explain->complete())) engine.run_until(limit);
+    if (!(spec.find && spec.find->found()) && !(spec.explain && spec.explain->stopped_run())) engine.run_until(limit);
     driver.settle_all();  // nor is a pull counted that the run ended before
     // A run whose foreground tasks all exited (or that reached its ops) is complete. Its window
     // ends at the last finished op; a window without ops (a program without `op` steps, as rt-app

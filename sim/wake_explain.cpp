@@ -247,8 +247,8 @@ std::vector<std::string> WakeExplain::lines() const {
             char exit[32];
             std::snprintf(exit, sizeof exit, "%lld.%03lld us", static_cast<long long>(f.idle_exit_ns / 1000),
                           static_cast<long long>(f.idle_exit_ns % 1000));
-            idle = c + " idle in " + f.idle_state + (f.idle_polling ? " (polling" : f.idle_mwait ? " (MWAIT" : " (") +
-                   (f.idle_polling || f.idle_mwait ? ", " : "") + "exit latency " + exit + ")";
+            const char* kind = f.idle_polling ? "polling, " : f.idle_mwait ? "MWAIT, " : "";
+            idle = c + " idle in " + f.idle_state + " (" + kind + "exit latency " + exit + ")";
         }
         const std::string idle_tail = idle.empty() ? "" : "; " + idle;
         switch (f.via) {

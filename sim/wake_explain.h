@@ -55,6 +55,7 @@ public:
     const std::vector<WakeEvent>& events() const { return events_; }
     bool captured() const { return done_; }
     bool complete() const { return follow_.ran; }  // the wakee has run since
+    bool stopped_run() const { return stop_when_done_ && follow_.ran; }  // and the run was stopped there
     Time at() const { return at_; }  // when the explained call was made
     const WakeFollowUp& follow_up() const { return follow_; }
     // The decision path, then what followed it.

@@ -186,6 +186,19 @@ TEST_CASE("explain follows the wakeup to the wakee running: remote through the w
     CHECK(p.pinned()->call.waker_comm == g.curr);
 }
 
+TEST_CASE("explaining a wakeup leaves the run as it is, warm-up by time included", "[wake_path][explain]") {
+    // The explained wakeup (the 3rd) falls in the warm-up; the run goes on to its end.
+    const json d = pingpong(kSync, 500, R"(["plain"])", R"({"warmup": "200us"})");
+    const Outcome plain = simulate(d);
+    const Outcome explained = simulate(d, "", 3);
+    REQUIRE(explained.follow.ran);
+    CHECK(explained.completed == plain.completed);
+    CHECK(explained.n(Metric::ops) == plain.n(Metric::ops));
+    CHECK(explained.n(Metric::wakeups) == plain.n(Metric::wakeups));
+    CHECK(explained.m.get(Metric::usec_per_op) == plain.m.get(Metric::usec_per_op));
+    CHECK(explained.n(Metric::events) == plain.n(Metric::events));
+}
+
 TEST_CASE("T2: a sync ping-pong on an idle 2-CPU LLC goes back to the idle prev: WF_SYNC does not stack",
           "[wake_path][T2][row15]") {
     const Outcome r = simulate(pingpong(kSync, 200, R"(["plain"])", R"({"warmup_ops": 20})"), "", 5);
