@@ -1,7 +1,5 @@
 #include "experiment/compare.h"
 
-#include "metrics/metrics.h"
-
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -11,6 +9,7 @@
 #include "input/input_error.h"
 #include "input/json_input.h"
 #include "metrics/metric_format.h"
+#include "metrics/metrics.h"
 
 namespace wakesim {
 

@@ -92,10 +92,6 @@ std::string trace_name(const std::string& base, const Job& j, bool many) {
     return base + suffix;
 }
 
-}  // namespace
-
-namespace {
-
 // The case or policy an option names; where the file declares them, the names it has and the
 // nearest when it names none.
 template <class T>

@@ -137,15 +137,14 @@ void ProgramDriver::setup(CpuExec& s, Time at, int parent_cpu, uint64_t seed, in
     for (const auto& d : defs_) launcher |= d.launcher;
     awaiting_sleep_.assign(ctx_.size(), 0);
     start_cpu_ = parent_cpu;
-    Time first_client = -1;
     for (const size_t i : order) {
         if (!launcher && fuse_server(i)) {
             awaiting_sleep_[i] = 1;
             ++servers_pending_;
         }
         if (servers_pending_ > 0 && !fuse_server(i)) {
-            if (first_client < 0) first_client = first_client_fork_ = fork_at[i];
-            deferred_starts_.emplace_back(i, fork_at[i] - first_client);
+            if (deferred_starts_.empty()) first_client_fork_ = fork_at[i];
+            deferred_starts_.emplace_back(i, fork_at[i] - first_client_fork_);
             continue;
         }
         s.start_task(ctx_[i].task_id, fork_at[i], parent_cpu);
