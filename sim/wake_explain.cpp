@@ -224,12 +224,18 @@ void WakeExplain::switched_in(int cpu_nr, const Task& t) {
 
 namespace {
 
-// Simulated time since the explained call, in microseconds to the nanosecond.
-std::string since(Time t, Time from) {
-    const Time d = t - from;
+// A simulated duration in microseconds to the nanosecond.
+std::string micros(Time d) {
     char buf[48];
-    std::snprintf(buf, sizeof buf, "+%lld.%03lld us", static_cast<long long>(d / 1000), static_cast<long long>(d % 1000));
+    std::snprintf(buf, sizeof buf, "%lld.%03lld us", static_cast<long long>(d / 1000), static_cast<long long>(d % 1000));
     return buf;
+}
+
+// Simulated time since the explained call.
+std::string since(Time t, Time from) {
+    std::string s = "+";  // appended: GCC 12 warns wrongly (-Wrestrict) on "+" + a string
+    s += micros(t - from);
+    return s;
 }
 
 }  // namespace
@@ -244,11 +250,8 @@ std::vector<std::string> WakeExplain::lines() const {
         // the idle task polls its flags (no IPI needed).
         std::string idle;
         if (!f.idle_state.empty()) {
-            char exit[32];
-            std::snprintf(exit, sizeof exit, "%lld.%03lld us", static_cast<long long>(f.idle_exit_ns / 1000),
-                          static_cast<long long>(f.idle_exit_ns % 1000));
             const char* kind = f.idle_polling ? "polling, " : f.idle_mwait ? "MWAIT, " : "";
-            idle = c + " idle in " + f.idle_state + " (" + kind + "exit latency " + exit + ")";
+            idle = c + " idle in " + f.idle_state + " (" + kind + "exit latency " + micros(f.idle_exit_ns) + ")";
         }
         const std::string idle_tail = idle.empty() ? "" : "; " + idle;
         switch (f.via) {

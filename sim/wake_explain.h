@@ -54,8 +54,7 @@ public:
     // The events of the explained call, select_begin to select_task_rq's return.
     const std::vector<WakeEvent>& events() const { return events_; }
     bool captured() const { return done_; }
-    bool complete() const { return follow_.ran; }  // the wakee has run since
-    bool stopped_run() const { return stop_when_done_ && follow_.ran; }  // and the run was stopped there
+    bool stopped_run() const { return stop_when_done_ && follow_.ran; }  // the wakee ran and the run stopped there
     Time at() const { return at_; }  // when the explained call was made
     const WakeFollowUp& follow_up() const { return follow_; }
     // The decision path, then what followed it.
