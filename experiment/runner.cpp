@@ -114,6 +114,10 @@ const T& find_named(const Scenario& sc, const std::vector<T>& have, const char* 
 }  // namespace
 
 const CaseSpec& scenario_case(const Scenario& sc, const std::string& want) {
+    if (!sc.has_cases && want != sc.cases.front().name)
+        throw InputError(sc.file, "/",
+                         "--case " + quote_for_message(want) +
+                             " names no case: the scenario has no \"cases\", so its one case is \"default\"");
     return find_named(sc, sc.cases, "case", "/cases", want);
 }
 

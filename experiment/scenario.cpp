@@ -223,6 +223,7 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
     base.erase("cases");
     base.erase("validation");
     if (auto cases = root.get("cases")) {
+        sc.has_cases = true;
         cases->require_array();
         if (cases->size() == 0) cases->fail("expected at least one case (or no \"cases\" key)");
         std::set<std::string> names;

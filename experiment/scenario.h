@@ -56,7 +56,8 @@ struct Scenario {
     std::string name;
     std::string description;
     std::string expected;
-    std::vector<CaseSpec> cases;
+    std::vector<CaseSpec> cases;  // without a "cases" key, one case named "default"
+    bool has_cases = false;       // the file has a "cases" key
     std::vector<Policy> policies;
     std::vector<uint64_t> seeds;
     std::vector<ValidationRow> validation;  // empty: no "validation" section

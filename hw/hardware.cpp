@@ -503,7 +503,7 @@ void Hardware::idle_enter(int cpu) {
     // tick_nohz_idle_stop_tick() counts idle_calls only where the governor lets the tick stop:
     // not for a polling state or a predicted idle shorter than a tick (menu_select()).
     if (predicted >= tick_ns_ && !states_[static_cast<size_t>(pick)].polling) ++sg_[static_cast<size_t>(cpu)].idle_calls;
-    if (!c0_.empty() && states_[static_cast<size_t>(pick)].polling) set_c0(cpu, true);  // POLL is C0
+    if (!c0_.empty()) set_c0(cpu, states_[static_cast<size_t>(pick)].polling);  // POLL is C0
     acc_[static_cast<size_t>(cpu)].idle_entered = engine_.now();
     acc_[static_cast<size_t>(cpu)].idle_since = engine_.now();
     if (obs_) obs_->cpu_idle(engine_.now(), cpu, pick);

@@ -605,7 +605,9 @@ void Scheduler::nohz_balancer_kick(int busy_cpu) {
     const auto kick_ilb = [&](bool balance) {
         nohz_ilb_ = idle.first();  // find_new_ilb()
         nohz_kick_balance_ = balance;
-        arch_->kick_idle_cpu(nohz_ilb_, busy_cpu, IdleKick::nohz_balance, nullptr);
+        const IpiSent sent = arch_->kick_idle_cpu(nohz_ilb_, busy_cpu, IdleKick::nohz_balance, nullptr);
+        // nohz_csd_func() before 6.13: the polled kick's need_resched raises no SCHED_SOFTIRQ.
+        nohz_kick_lost_ = sent == IpiSent::poll && !prof_.polled_ilb_balances;
     };
     if (engine_.now() < nohz_next_balance_) {
         if (stats) kick_ilb(false);
@@ -627,7 +629,7 @@ void Scheduler::nohz_balancer_kick(int busy_cpu) {
 // of every idle CPU that is due, on its behalf, itself last; a CPU that received tasks is woken.
 void Scheduler::nohz_idle_balance(int ilb) {
     nohz_ilb_ = -1;
-    if (!available_idle_cpu(ilb)) return;
+    if (!available_idle_cpu(ilb) || nohz_kick_lost_) return;
     const bool balance_kick = nohz_kick_balance_;
     const CpuSet idle = idle_mask_ & topo_.all();
     Time next = engine_.now() + 60 * kNsPerSec;

@@ -560,6 +560,7 @@ private:
     Time nohz_next_balance_ = 0;     // nohz.next_balance
     int nohz_ilb_ = -1;              // the CPU a NOHZ balance kick is on its way to (-1: none)
     bool nohz_kick_balance_ = true;  // that kick balances (NOHZ_BALANCE_KICK), not only updates stats
+    bool nohz_kick_lost_ = false;    // that kick was polled and the kernel drops it (polled_ilb_balances)
     Time nohz_next_blocked_ = 0;     // nohz.next_blocked
     bool nohz_has_blocked_ = false;  // nohz.has_blocked: an idle CPU's signals may not have decayed yet
     std::vector<Task*> lb_tasks_;    // detach_tasks()' walk of cfs_tasks (reused, no allocation)

@@ -182,11 +182,16 @@ inline void CpuExec::on_ipi(int cpu) {
         return;
     }
     const OnCpu local(*this, cpu);
+    // cpuidle's exit comes before the handler runs (the trace's cpu_idle exit precedes the wakeup).
+    const bool was_idle = c.mode == Mode::idle;
+    if (was_idle) hw_.idle_exit(cpu);
     sched_.sched_ttwu_pending(cpu);
     if (c.mode == Mode::idle && sched_.nr_running(cpu) > 0) {
         c.ipi_switch = charge;
         sched_.schedule(cpu);
         c.ipi_switch = false;
+    } else if (was_idle && c.mode == Mode::idle) {
+        hw_.idle_enter(cpu);  // do_idle(): nothing to run, so the governor selects a state again
     }
 }
 

@@ -162,8 +162,11 @@ void TraceSink::ttwu_waking(const Task& p, const Task* waker, int this_cpu) {
     emit(make_event(Kind::waking, clock_.now(), this_cpu, waker, &p, p.cpu));
 }
 
+// ttwu_do_wakeup(): written by the CPU that enqueues the wakee: the waker's on a direct enqueue
+// (ttwu_queue() under the target's lock), the target's when it empties its wake list.
 void TraceSink::ttwu_wakeup(const Task& p, int cpu, const Task* curr) {
-    emit(make_event(Kind::wakeup, clock_.now(), cpu, curr, &p, cpu));
+    const int on = exec_.driving_cpu() >= 0 ? exec_.driving_cpu() : cpu;
+    emit(make_event(Kind::wakeup, clock_.now(), on, on == cpu ? curr : exec_.driving_task(), &p, cpu));
 }
 
 // wake_up_new_task(): emitted on the forking CPU.

@@ -238,6 +238,39 @@ TEST_CASE("An idle CPU keeps the utilisation its last task left until the nohz i
     CHECK(changes.back().second < changes.front().second / 10);
 }
 
+TEST_CASE("Linux 5.8 to 6.12 lose a nohz balance kick to an MWAIT-idle CPU, so its utilisation does not decay there",
+          "[pelt][nohz][hardware]") {
+    // As above, CPU 1 idles with what T left while B's tick kicks it for the stats pass. An MWAIT
+    // state keeps TIF_POLLING_NRFLAG set, so the kick only writes need_resched; before "sched/core:
+    // Remove the unnecessary need_resched() check in nohz_csd_func()" (6.13) the CPU then raised no
+    // SCHED_SOFTIRQ and went back to idle. An HLT state takes a real IPI, and the kick works.
+    auto util_left = [](bool mwait, bool balances) {
+        const json d = doc(std::string(R"({"machine": {"topology": {"name": "flat2", "cores_per_cluster": 2},
+            "profile": {"base": "kvm-2vcpu", "polled_ilb_balances": )") + (balances ? "true" : "false") +
+                           R"(, "idle_states": [{"name": "C1", "exit_latency": "2us", "target_residency": "4us", "mwait": )" +
+                           (mwait ? "true" : "false") + R"(}]}},
+            "workload": {"kind": "program", "tasks": [
+                {"name": "B", "cpus": "0", "program": [{"loop": 0, "do": [{"run": "1ms"}]}]},
+                {"name": "T", "cpus": "1", "program": [{"run": "20ms"}, {"sleep": "1s"}]}]},
+            "policies": ["plain"], "run": {"duration": "200ms"}})");
+        testutil::FuseSim sim(d);
+        sim.engine.run_until(22 * kNsPerMs);
+        const double at_sleep = sim.sched.cpu_util(1);
+        sim.engine.run_until(190 * kNsPerMs);
+        return std::pair{at_sleep, sim.sched.cpu_util(1)};
+    };
+    const auto [mwait_fixed0, mwait_fixed] = util_left(true, true);
+    const auto [mwait_lost0, mwait_lost] = util_left(true, false);
+    const auto [hlt_old0, hlt_old] = util_left(false, false);
+    INFO("CPU 1's utilisation at 22 ms and 190 ms: MWAIT, 6.13 " << mwait_fixed0 << " -> " << mwait_fixed << "; MWAIT, 6.12 "
+                                                                  << mwait_lost0 << " -> " << mwait_lost << "; HLT, 6.12 "
+                                                                  << hlt_old0 << " -> " << hlt_old);
+    REQUIRE(mwait_lost0 > 500);
+    CHECK(mwait_fixed < mwait_fixed0 / 10);
+    CHECK(mwait_lost == mwait_lost0);  // no stats pass ever ran on it
+    CHECK(hlt_old < hlt_old0 / 10);
+}
+
 TEST_CASE("A delayed group entity is requeued against the running entity as last updated, so a ring thread "
           "preempts fio when fio ran longer", "[eevdf][groups][fuse]") {
     // fio (io_uring engine, iodepth 4) and its ring thread on one vCPU, each in an autogroup. The

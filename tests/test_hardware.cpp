@@ -1174,7 +1174,9 @@ TEST_CASE("idle_entry: a wakeup while the idle loop is still entering finds it p
     INFO("idle_entry 8 us: " << wakes_short << " wakeups, " << ipi_short << " IPIs, " << poll_short << " polled, R "
                              << r_short << " us each; 100 us: " << wakes_long << ", " << ipi_long << ", " << poll_long << ", " << r_long);
     CHECK(ipi_short >= 0.95 * wakes_short);
-    CHECK(poll_short == 0);
+    // W's tick kicks CPU 1 for the nohz stats pass; CPU 1 leaves idle and enters it again, and a
+    // wakeup inside that second entry finds it polling.
+    CHECK(poll_short <= 1);
     CHECK(ipi_long == 0);
     CHECK(poll_long >= 0.95 * wakes_long);
     CHECK(wakes_long >= 50);

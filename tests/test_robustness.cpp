@@ -161,6 +161,16 @@ TEST_CASE("robustness: names echoed in messages are escaped and cut", "[cli][rob
     check_one_line_error(c, s, "/cases", "--case \"a\\tb\" names no case of the scenario; expected one of: \"c\"");
 }
 
+TEST_CASE("robustness: --case on a scenario without cases points at the document, not at a missing /cases", "[cli][robustness]") {
+    TempDir dir;
+    const std::string s = dir.file("nocases.json");
+    write_file(s, R"({"name": "s", "machine": "altra-80", "workload": {"kind": "pipe", "loops": 200},
+  "policies": ["plain"], "run": {"seeds": [3]}})");
+    check_one_line_error(run_wakesim("run " + shell_quote(s) + " --case pinned"), s, "/",
+                         "--case \"pinned\" names no case: the scenario has no \"cases\", so its one case is \"default\"");
+    CHECK(run_wakesim("run " + shell_quote(s) + " --case default").rc == 0);
+}
+
 TEST_CASE("robustness: a file name in a message is escaped and cut", "[robustness]") {
     const wakesim::InputError e(std::string(300, 'a') + "\n", "/x", "expected y");
     const std::string what = e.what();

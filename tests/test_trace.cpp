@@ -124,3 +124,52 @@ TEST_CASE("A trace window (--trace-window) limits the trace to the window", "[tr
     CHECK(part[2] == "# entries-in-buffer/entries-written: " + std::to_string(n_part) + "/" + std::to_string(n_part) +
                          "   #P:4");
 }
+
+TEST_CASE("sched_wakeup is written where the wakee is enqueued: by the waker for a busy CPU of its LLC, by the "
+          "target after its cpu_idle exit for an idle one", "[trace][wake]") {
+    // W on CPU 0 wakes B, pinned to CPU 1 where a hog runs (ttwu_queue_cond() false: the waker
+    // enqueues it itself under CPU 1's lock), and I, pinned to the idle CPU 2 (the wake list and
+    // an IPI: CPU 2 leaves its idle state, then its handler enqueues I).
+    const Scenario sc = parse_scenario(nlohmann::json::parse(R"({
+      "name": "trace-wakeup-cpu",
+      "machine": {"topology": {"name": "flat4", "cores_per_cluster": 4}, "profile": {"base": "kvm-2vcpu"}},
+      "workload": {"kind": "program", "channels": {"b": {}, "i": {}},
+        "tasks": [
+          {"name": "hog", "cpus": "1", "program": [{"loop": 0, "do": [{"run": "1ms"}]}]},
+          {"name": "W", "cpus": "0", "program": [{"loop": 0, "do": [{"run": "30us"}, {"post": "b"}, {"post": "i"}, {"sleep": "50us"}]}]},
+          {"name": "B", "cpus": "1", "program": [{"loop": 0, "do": [{"wait": "b"}, {"run": "1us"}]}]},
+          {"name": "I", "cpus": "2", "program": [{"loop": 0, "do": [{"wait": "i"}, {"run": "1us"}]}]}
+        ]},
+      "policies": ["plain"],
+      "run": {"duration": "5ms"}
+    })"),
+                                       "trace.json");
+    std::istringstream is(tracetest::run_traced(make_run_spec(sc, sc.cases[0], sc.policies[0], 1)));
+    std::vector<Parsed> events;
+    for (std::string l; std::getline(is, l);)
+        if (!l.empty() && l[0] != '#') events.push_back(parse(l));
+    int b_wakeups = 0, i_wakeups = 0;
+    for (size_t k = 0; k < events.size(); ++k) {
+        const Parsed& e = events[k];
+        if (e.event != "sched_wakeup") continue;
+        INFO(e.ts << " [" << e.cpu << "] pid " << e.pid << ": " << e.args);
+        if (e.args.find("comm=B ") != std::string::npos) {
+            ++b_wakeups;
+            CHECK(e.cpu == 0);        // the waker's CPU ...
+            CHECK(e.pid == 1001);     // ... and the waker as the line's task
+            CHECK(e.args.find("target_cpu=001") != std::string::npos);
+        } else if (e.args.find("comm=I ") != std::string::npos) {
+            ++i_wakeups;
+            CHECK(e.cpu == 2);
+            CHECK(e.pid == 0);  // the idle task, in the IPI's handler
+            // CPU 2's idle exit is the line before, at the same time
+            REQUIRE(k > 0);
+            CHECK(events[k - 1].event == "cpu_idle");
+            CHECK(events[k - 1].cpu == 2);
+            CHECK(events[k - 1].args.find("state=4294967295") != std::string::npos);
+            CHECK(events[k - 1].ts == e.ts);
+        }
+    }
+    CHECK(b_wakeups >= 5);  // B shares CPU 1 with the hog: fewer of its waits end in a wakeup
+    CHECK(i_wakeups > 40);
+}

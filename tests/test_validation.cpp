@@ -315,8 +315,10 @@ TEST_CASE("bonnie-e5: bonnie++ bound to one CPU beats it unbound in each sequent
         INFO(b << " against " << u);
         const RunMetrics& bound = m.at(b + "/plain");
         const RunMetrics& unbound = m.at(u + "/plain");
-        // (1.6x in each phase until a wake of an MWAIT-idle CPU sent no IPI, 2026-12-04: stats 1.53x)
-        CHECK(bound.get(Metric::ops_per_sec) > 1.5 * unbound.get(Metric::ops_per_sec));
+        // (1.6x in each phase until a wake of an MWAIT-idle CPU sent no IPI, 2026-12-04: stats
+        // 1.53x; 1.5x until a CPU woken with nothing to run entered idle again, and the 2023
+        // kernel's lost nohz kicks, 2026-12-04: stats 1.49-1.54x over the seeds)
+        CHECK(bound.get(Metric::ops_per_sec) > 1.4 * unbound.get(Metric::ops_per_sec));
         CHECK(bound.get(Metric::freq_khz_busy) > 3.0e6);
         // (under 0.6x until the servers' threads slept before bonnie++ started, 2026-12-04: stats 0.605x)
         CHECK(unbound.get(Metric::freq_khz_busy) < 0.65 * bound.get(Metric::freq_khz_busy));
