@@ -681,6 +681,7 @@ struct DuplicateKeyCheck {
         size_t count = 0;  // arrays: elements started so far
         std::string key;   // objects: current key
         std::set<std::string> seen;
+        bool member_done = false;  // objects: the current key's value is complete
     };
     std::string path;
     std::vector<Frame> stack;
@@ -699,6 +700,15 @@ struct DuplicateKeyCheck {
         if (stack.empty()) return "";
         const Frame& f = stack.back();
         return pointer_to_parent() + "/" + (f.is_array ? std::to_string(f.count) : pointer_segment(f.key));
+    }
+
+    // Where a syntax error is: inside the value being parsed, or between an object's members
+    // (the object itself).
+    std::string error_pointer() const {
+        if (stack.empty()) return "";
+        const Frame& f = stack.back();
+        if (!f.is_array && (f.member_done || f.seen.empty())) return pointer_to_parent();
+        return current_pointer();
     }
 
     void element_starts() {
@@ -721,10 +731,12 @@ struct DuplicateKeyCheck {
             case E::object_end:
             case E::array_end:
                 if (!stack.empty()) stack.pop_back();
+                if (!stack.empty()) stack.back().member_done = true;
                 break;
             case E::key: {
                 Frame& top = stack.back();
                 top.key = parsed.get<std::string>();
+                top.member_done = false;
                 if (!top.seen.insert(top.key).second)
                     throw InputError(path, pointer_to_parent() + "/" + pointer_segment(top.key),
                                      "duplicate key " + quote(top.key));
@@ -732,6 +744,7 @@ struct DuplicateKeyCheck {
             }
             case E::value:
                 element_starts();
+                if (!stack.empty()) stack.back().member_done = true;
                 break;
         }
         return true;
@@ -770,7 +783,7 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& path)
                 ++column;  // count characters, not UTF-8 continuation bytes
             }
         }
-        throw InputError(path, "",
+        throw InputError(path, check.error_pointer(),
                          "malformed JSON at line " + std::to_string(line) + ", column " + std::to_string(column) +
                              ": " + short_parse_reason(e.what()));
     }

@@ -360,11 +360,11 @@ TEST_CASE("A missing file is reported with the system's reason", "[json_input][f
     CHECK(e.expected() == "cannot read file: No such file or directory");
 }
 
-TEST_CASE("Malformed JSON is reported with its line and column", "[json_input][file]") {
+TEST_CASE("Malformed JSON is reported with its line and column, and the pointer of the value it is in", "[json_input][file]") {
     const TempFile f("trailing_comma.json", "{\n  \"a\": 1,\n  \"b\": [1, 2,]\n}\n");
     const InputError e = input_error_of([&] { load_json_file(f.path.string()); });
     CHECK(e.file() == f.path.string());
-    CHECK(e.pointer().empty());
+    CHECK(e.pointer() == "/b/2");  // the third element of b, missing
     CHECK(e.expected().rfind("malformed JSON at line 3, column 14: ", 0) == 0);
     CHECK(e.expected().find("unexpected ']'") != std::string::npos);
     CHECK(e.expected().find('\n') == std::string::npos);
@@ -372,6 +372,14 @@ TEST_CASE("Malformed JSON is reported with its line and column", "[json_input][f
     const TempFile g("truncated.json", "[1, 2");
     CHECK(input_error_of([&] { load_json_file(g.path.string()); }).expected() ==
           "malformed JSON at line 1, column 6: unexpected end of input; expected ']'");
+    CHECK(input_error_of([&] { load_json_file(g.path.string()); }).pointer() == "/2");
+    // Inside a member's value; between members (the object itself); not JSON at all (the root).
+    const TempFile h("nested.json", "{\"run\": {\"seeds\": tru}}");
+    CHECK(input_error_of([&] { load_json_file(h.path.string()); }).pointer() == "/run/seeds");
+    const TempFile k("missing_comma.json", "{\"run\": {\"seeds\": [1] \"duration\": \"1s\"}}");
+    CHECK(input_error_of([&] { load_json_file(k.path.string()); }).pointer() == "/run");
+    const TempFile t("trace.txt", "# tracer: nop\n");
+    CHECK(input_error_of([&] { load_json_file(t.path.string()); }).pointer().empty());
 }
 
 TEST_CASE("An empty file and duplicate keys are rejected", "[json_input][file]") {
