@@ -267,6 +267,82 @@ std::string usage_error_text(const CLI::App& app, const CLI::ParseError& e, int 
     return text;
 }
 
+// `wakesim explain`: the decision path of one select_task_rq call, and what followed it.
+struct ExplainArgs {
+    std::string case_name, policy, wakee, after;
+    uint64_t wakeup = 1;
+    bool seed_given = false;
+    int64_t seed = 0;
+};
+
+int explain_command(const Scenario& sc, const ExplainArgs& a) {
+    const CaseSpec* c = a.case_name.empty() ? &sc.cases.front() : &scenario_case(sc, a.case_name);
+    const Policy* p = a.policy.empty() ? &sc.policies.front() : &scenario_policy(sc, a.policy);
+    check_memory_budget(sc, *c, 1, 0);  // the default budget, as `run` checks it
+    RunSpec spec =
+        make_run_spec(sc, *c, *p, a.seed_given ? static_cast<uint64_t>(a.seed) : sc.seeds.front());
+    Time after = 0;
+    if (!a.after.empty()) {
+        try {
+            after = parse_duration_ns(a.after);
+        } catch (const std::exception& e) {
+            throw std::runtime_error(std::string("--after: ") + e.what());
+        }
+        if (after < 0) throw std::runtime_error("--after: expected a time of 0 or more, got " + quote_for_message(a.after));
+    }
+    // Which select_task_rq call: counted directly, or found by a first run when the
+    // wakeups are filtered (runs are deterministic, so the second run meets the same call).
+    uint64_t call = a.wakeup, skipped = 0;
+    if (!a.wakee.empty() || after > 0) {
+        WakeFinder find(a.wakee, after, a.wakeup);
+        RunSpec first = spec;
+        first.find = &find;
+        run_case(sc, *c, *p, first);
+        if (!find.found()) {
+            std::string wanted = a.wakee.empty() ? std::string("wakeups")
+                                                : "wakeups of " + quote_for_message(a.wakee);
+            if (after > 0) wanted += " at or after " + format_duration(after);
+            if (find.matches() > 0)
+                throw std::runtime_error(
+                    "--wakeup: expected at most " + std::to_string(find.matches()) + " (the " + wanted +
+                    " in this run that went through select_task_rq" +
+                    (find.skipped() ? "; " + std::to_string(find.skipped()) +
+                                          " more needed no placement: ttwu_runnable(), the wakee still on its runqueue"
+                                    : std::string()) +
+                    "), got " + std::to_string(a.wakeup));
+            std::string names;
+            const auto& woken = find.woken();
+            for (size_t i = 0; i < woken.size() && i < 8; ++i) names += (i ? ", " : "") + quote_for_message(woken[i]);
+            if (woken.size() > 8) names += " and " + std::to_string(woken.size() - 8) + " more";
+            const std::string hint = a.wakee.empty() ? std::string() : nearest_name(a.wakee, woken);
+            throw std::runtime_error(
+                "--wakee: no " + wanted + " in this run" +
+                (woken.empty() ? std::string(" (no task is woken then)")
+                               : "; tasks woken: " + names +
+                                     (hint.empty() ? "" : " (did you mean " + quote_for_message(hint) + "?)")));
+        }
+        call = find.found();
+        skipped = find.skipped();
+    }
+    WakeExplain ex(true);
+    spec.explain = &ex;
+    spec.explain_wakeup = call;
+    RunResult r = run_case(sc, *c, *p, spec);
+    if (!ex.captured())
+        throw std::runtime_error("--wakeup: expected at most " + std::to_string(r.select_calls) +
+                                 " (the select_task_rq calls this run makes), got " + std::to_string(a.wakeup));
+    const Time at = ex.at();
+    std::printf("wakeup #%llu at %lld.%09lld s  case=%s policy=%s seed=%llu\n", static_cast<unsigned long long>(call),
+                static_cast<long long>(at / 1000000000), static_cast<long long>(at % 1000000000), c->name.c_str(),
+                p->name.c_str(), static_cast<unsigned long long>(spec.seed));
+    if (skipped)
+        std::printf("  (%llu wakeup%s before it needed no placement and %s not counted: ttwu_runnable(), the wakee "
+                    "still on its runqueue, delayed or not yet asleep)\n",
+                    static_cast<unsigned long long>(skipped), skipped == 1 ? "" : "s", skipped == 1 ? "is" : "are");
+    for (const auto& l : ex.lines()) std::printf("  %s\n", l.c_str());
+    return 0;
+}
+
 }  // namespace
 
 // The command; main() adds the check that what it printed was written.
@@ -645,73 +721,8 @@ static int wakesim_main(int argc, char** argv) {
             std::fwrite(text.data(), 1, text.size(), stdout);  // checked in main()
             return 0;
         }
-        if (*explain) {
-            const CaseSpec* c = ex_case.empty() ? &sc.cases.front() : &scenario_case(sc, ex_case);
-            const Policy* p = ex_policy.empty() ? &sc.policies.front() : &scenario_policy(sc, ex_policy);
-            check_memory_budget(sc, *c, 1, 0);  // the default budget, as `run` checks it
-            RunSpec spec =
-                make_run_spec(sc, *c, *p, ex_seed_opt->count() ? static_cast<uint64_t>(ex_seed) : sc.seeds.front());
-            Time after = 0;
-            if (!ex_after.empty()) {
-                try {
-                    after = parse_duration_ns(ex_after);
-                } catch (const std::exception& e) {
-                    throw std::runtime_error(std::string("--after: ") + e.what());
-                }
-                if (after < 0) throw std::runtime_error("--after: expected a time of 0 or more, got " + quote_for_message(ex_after));
-            }
-            // Which select_task_rq call: counted directly, or found by a first run when the
-            // wakeups are filtered (runs are deterministic, so the second run meets the same call).
-            uint64_t call = ex_wakeup, skipped = 0;
-            if (!ex_wakee.empty() || after > 0) {
-                WakeFinder find(ex_wakee, after, ex_wakeup);
-                RunSpec first = spec;
-                first.find = &find;
-                run_case(sc, *c, *p, first);
-                if (!find.found()) {
-                    std::string wanted = ex_wakee.empty() ? std::string("wakeups")
-                                                        : "wakeups of " + quote_for_message(ex_wakee);
-                    if (after > 0) wanted += " at or after " + format_duration(after);
-                    if (find.matches() > 0)
-                        throw std::runtime_error(
-                            "--wakeup: expected at most " + std::to_string(find.matches()) + " (the " + wanted +
-                            " in this run that went through select_task_rq" +
-                            (find.skipped() ? "; " + std::to_string(find.skipped()) +
-                                                  " more needed no placement: ttwu_runnable(), the wakee still on its runqueue"
-                                            : std::string()) +
-                            "), got " + std::to_string(ex_wakeup));
-                    std::string names;
-                    const auto& woken = find.woken();
-                    for (size_t i = 0; i < woken.size() && i < 8; ++i) names += (i ? ", " : "") + quote_for_message(woken[i]);
-                    if (woken.size() > 8) names += " and " + std::to_string(woken.size() - 8) + " more";
-                    const std::string hint = ex_wakee.empty() ? std::string() : nearest_name(ex_wakee, woken);
-                    throw std::runtime_error(
-                        "--wakee: no " + wanted + " in this run" +
-                        (woken.empty() ? std::string(" (no task is woken then)")
-                                       : "; tasks woken: " + names +
-                                             (hint.empty() ? "" : " (did you mean " + quote_for_message(hint) + "?)")));
-                }
-                call = find.found();
-                skipped = find.skipped();
-            }
-            WakeExplain ex(true);
-            spec.explain = &ex;
-            spec.explain_wakeup = call;
-            RunResult r = run_case(sc, *c, *p, spec);
-            if (!ex.captured())
-                throw std::runtime_error("--wakeup: expected at most " + std::to_string(r.select_calls) +
-                                         " (the select_task_rq calls this run makes), got " + std::to_string(ex_wakeup));
-            const Time at = ex.at();
-            std::printf("wakeup #%llu at %lld.%09lld s  case=%s policy=%s seed=%llu\n", static_cast<unsigned long long>(call),
-                        static_cast<long long>(at / 1000000000), static_cast<long long>(at % 1000000000), c->name.c_str(),
-                        p->name.c_str(), static_cast<unsigned long long>(spec.seed));
-            if (skipped)
-                std::printf("  (%llu wakeup%s before it needed no placement and %s not counted: ttwu_runnable(), the wakee "
-                            "still on its runqueue, delayed or not yet asleep)\n",
-                            static_cast<unsigned long long>(skipped), skipped == 1 ? "" : "s", skipped == 1 ? "is" : "are");
-            for (const auto& l : ex.lines()) std::printf("  %s\n", l.c_str());
-            return 0;
-        }
+        if (*explain)
+            return explain_command(sc, {ex_case, ex_policy, ex_wakee, ex_after, ex_wakeup, ex_seed_opt->count() > 0, ex_seed});
         refuse_overwrite(out_path, force);
         refuse_overwrite(trace_path, force);
         RunOptions opt;
