@@ -81,6 +81,12 @@ public:
     int64_t wake_latency(int cpu) const;
     // No IPI needed (TIF_POLLING_NRFLAG set): a polling or MWAIT state, or the idle loop's entry still running.
     bool polling(int cpu) const;
+    // The CPU waits in a state entered with interrupts enabled (HLT): an IPI's handler runs before
+    // the state's exit is recorded.
+    bool idle_irq_enabled(int cpu) const {
+        const int st = idle_state_[static_cast<size_t>(cpu)];
+        return st >= 0 && states_[static_cast<size_t>(st)].irq_enabled;
+    }
     const std::vector<MachineProfile::IdleState>& idle_states() const { return states_; }
 
     // Cache warmth: refill work (reference ns) when a task with working set `w` starts running

@@ -201,11 +201,12 @@ std::vector<MachineProfile::Line> MachineProfile::describe() const {
     nlohmann::json states_typed = nlohmann::json::array();
     for (const auto& s : effective_idle_states()) {
         states += (states.empty() ? "" : " ") + s.name + "(" + std::to_string(s.exit_ns) + "/" + std::to_string(s.residency_ns) +
-                  (s.polling ? ",poll" : "") + (s.mwait ? ",mwait" : "") + ")";
+                  (s.polling ? ",poll" : "") + (s.mwait ? ",mwait" : "") + (s.irq_enabled ? ",irq" : "") + ")";
         nlohmann::json st = {{"name", s.name}, {"exit_latency", exact_duration(s.exit_ns)},
                              {"target_residency", exact_duration(s.residency_ns)}};
         if (s.polling) st["polling"] = true;
         if (s.mwait) st["mwait"] = true;
+        if (s.irq_enabled) st["irq_enabled"] = true;
         states_typed.push_back(std::move(st));
     }
     out.push_back({"idle_states", states, "ns", "name(exit latency/target residency), shallow to deep", source_of("idle_states"),
@@ -286,7 +287,7 @@ std::vector<MachineProfile::IdleState> read_idle_states(const JsonNode& s) {
         bool ok = errors.attempt([&] {
             st.require_object();
             InputErrorCollector fields;
-            fields.attempt([&] { st.check_keys({"name", "exit_latency", "target_residency", "polling", "mwait"}); });
+            fields.attempt([&] { st.check_keys({"name", "exit_latency", "target_residency", "polling", "mwait", "irq_enabled"}); });
             fields.attempt([&] {
                 is.name = st.at("name").as_string();
                 if (!is_plain_name(is.name)) st.at("name").fail("expected a state name without spaces or control characters");
@@ -295,6 +296,7 @@ std::vector<MachineProfile::IdleState> read_idle_states(const JsonNode& s) {
             const bool residency = fields.attempt([&] { is.residency_ns = st.at("target_residency").as_duration_ns(0, 1000000000); });
             fields.attempt([&] { is.polling = st.bool_or("polling", false); });
             fields.attempt([&] { is.mwait = st.bool_or("mwait", false); });
+            fields.attempt([&] { is.irq_enabled = st.bool_or("irq_enabled", false); });
             if (residency && !out.empty() && is.residency_ns < out.back().residency_ns)
                 fields.attempt([&] {
                     st.at("target_residency").fail("expected idle states from shallow to deep (target residency not decreasing)");

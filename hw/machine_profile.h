@@ -79,6 +79,9 @@ struct MachineProfile {
         // ACPI FFH): TIF_POLLING_NRFLAG stays set, so a wake needs no IPI (set_nr_if_polling()),
         // but the CPU is in this state and pays its exit latency.
         bool mwait = false;
+        // Waited in with interrupts enabled (x86 HLT: default_idle(), acpi_idle's safe_halt): an
+        // IPI's handler runs inside the state, before the idle exit is recorded.
+        bool irq_enabled = false;
     };
     std::vector<IdleState> idle_states;
     std::string idle_governor = "menu";  // menu (average of recent idle lengths) or teo (recent intercepts)

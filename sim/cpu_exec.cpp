@@ -82,11 +82,12 @@ int64_t CpuExec::ipi_send(int from) {
 
 // Sends the IPI (or wake of a polling/halted CPU) that makes `cpu` process its wake list and
 // schedule, unless one is already on its way.
-void CpuExec::kick_cpu(int cpu, Time delay, bool ipi) {
+void CpuExec::kick_cpu(int cpu, Time delay, bool ipi, bool polled) {
     Cpu& c = cpu_of(cpu);
     if (c.ipi_in_flight) return;
     c.ipi_in_flight = true;
     c.kick_is_ipi = ipi;
+    c.kick_polled = polled;
     c.ipi_at = engine_.now() + delay;
     engine_.schedule(c.ipi_at, target_, kIpi, cpu);
 }
@@ -120,7 +121,7 @@ IpiSent CpuExec::send_call_function_single_ipi(int cpu, int from_cpu, const Ttwu
         sent = IpiSent::ipi;
     }
     // The IPI leaves at the end of the waker's try_to_wake_up so far (selection + queueing).
-    kick_cpu(cpu, send + jitter((work ? cost(*work) : 0) + delay), sent == IpiSent::ipi);
+    kick_cpu(cpu, send + jitter((work ? cost(*work) : 0) + delay), sent == IpiSent::ipi, sent == IpiSent::poll);
     return sent;
 }
 
@@ -137,7 +138,7 @@ IpiSent CpuExec::kick_idle_cpu(int cpu, int from_cpu, IdleKick why, const TtwuWo
         case IdleKick::fork: delay = local ? 0 : signal + hw_.wake_latency(cpu); break;
         case IdleKick::nohz_balance: delay = signal + hw_.wake_latency(cpu); break;
     }
-    kick_cpu(cpu, delay, !local && !polled);
+    kick_cpu(cpu, delay, !local && !polled, polled);
     return polled ? IpiSent::poll : IpiSent::ipi;
 }
 
@@ -182,10 +183,13 @@ inline void CpuExec::on_ipi(int cpu) {
         return;
     }
     const OnCpu local(*this, cpu);
-    // cpuidle's exit comes before the handler runs (the trace's cpu_idle exit precedes the wakeup).
+    // The idle exit is recorded before the handler runs, or after it where the state waits with
+    // interrupts enabled and an interrupt woke it (HLT: the handler runs inside default_idle()).
     const bool was_idle = c.mode == Mode::idle;
-    if (was_idle) hw_.idle_exit(cpu);
+    const bool handler_inside = was_idle && !c.kick_polled && hw_.idle_irq_enabled(cpu);
+    if (was_idle && !handler_inside) hw_.idle_exit(cpu);
     sched_.sched_ttwu_pending(cpu);
+    if (handler_inside) hw_.idle_exit(cpu);
     if (c.mode == Mode::idle && sched_.nr_running(cpu) > 0) {
         c.ipi_switch = charge;
         sched_.schedule(cpu);

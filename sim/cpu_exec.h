@@ -148,6 +148,7 @@ private:
         bool tick_armed = false;
         bool ipi_in_flight = false;
         bool kick_is_ipi = false;  // the kick in flight is an IPI (ipi_wakee)
+        bool kick_polled = false;  // the kick in flight is a flag the idle task polls (no interrupt)
         Time ipi_at = 0;           // when the kick in flight lands
         bool ipi_switch = false;  // an IPI's handler is switching tasks (ipi_wakee)
         Time busy_since = -1;  // start of the current busy stretch, -1 when idle
@@ -180,7 +181,8 @@ private:
     int64_t poll_ns(int from, int to) const {
         return std::max<int64_t>(0, prof_.poll_wake_ns + hw_.line_extra_ns(from, to));
     }
-    void kick_cpu(int cpu, Time delay, bool ipi);  // ipi: an IPI, not a flag or a local interrupt
+    // ipi: an IPI, not a flag or a local interrupt; polled: a flag write, no interrupt at all
+    void kick_cpu(int cpu, Time delay, bool ipi, bool polled = false);
     void arm_return_to_user(int cpu);  // a reschedule from elsewhere, seen at the return to user space
     int64_t ipi_send(int from);
     void preempt_now(int cpu);
