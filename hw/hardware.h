@@ -79,6 +79,15 @@ public:
     }
     // A wake's latency: the rest of the idle loop's entry (idle_entry), then the state's exit.
     int64_t wake_latency(int cpu) const;
+    // When a local interrupt (a timer) that fires now on an idle CPU is handled: at the end of the
+    // idle loop's entry, if it is still running (the state returns at once with an interrupt
+    // pending), else after the state's exit latency.
+    int64_t irq_latency(int cpu) const {
+        const int st = idle_state_[static_cast<size_t>(cpu)];
+        if (st < 0) return 0;
+        const int64_t entry = entry_left(cpu);
+        return entry > 0 ? entry : states_[static_cast<size_t>(st)].exit_ns;
+    }
     // No IPI needed (TIF_POLLING_NRFLAG set): a polling or MWAIT state, or the idle loop's entry still running.
     bool polling(int cpu) const;
     // The CPU waits in a state entered with interrupts enabled (HLT): an IPI's handler runs before

@@ -199,6 +199,34 @@ inline void CpuExec::on_ipi(int cpu) {
     }
 }
 
+// A timer's interrupt on `cpu`: the handler wakes the sleeper; on a CPU that was idle, as on_ipi()
+// does, the idle exit is recorded before the handler, or after it in a HLT, and the CPU runs
+// what is queued or selects an idle state again.
+void CpuExec::on_timer_irq(int cpu, int task, uint32_t cookie) {
+    Cpu& c = cpu_of(cpu);
+    const bool owns = c.timer_kick;  // this interrupt is the kick in flight
+    if (owns) {
+        c.timer_kick = false;
+        c.ipi_in_flight = false;
+    }
+    const bool idle = c.mode == Mode::idle;
+    const bool inside = idle && hw_.idle_irq_enabled(cpu);
+    if (idle && !inside) hw_.idle_exit(cpu);
+    {
+        const OnCpu local(*this, cpu);
+        driver_->on_timer(task, cookie);
+        if (owns) sched_.sched_ttwu_pending(cpu);  // wakeups that rode on this exit
+    }
+    if (inside) hw_.idle_exit(cpu);
+    if (c.mode == Mode::idle && sched_.nr_running(cpu) > 0) {
+        kick_cpu(cpu, 0, false);  // usually in flight already: the wakeup's own local kick
+    } else if (idle && c.mode == Mode::idle && !c.ipi_in_flight) {
+        hw_.idle_enter(cpu);  // do_idle(): nothing to run here, so the governor selects again
+    } else if (c.mode == Mode::running && *c.need_resched && !prof_.preempt_lazy && !c.ctx.no_preempt) {
+        preempt_now(cpu);
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Context switches and idle.
 
@@ -464,19 +492,32 @@ void CpuExec::on_event(const Event& e) {
         case kTimer: {
             const Task& t = sched_.task(e.a);
             const int tcpu = t.cpu >= 0 ? t.cpu : 0;
+            Cpu& c = cpu_of(tcpu);
             // hrtimer_wakeup() runs in the interrupt of the CPU that armed the timer: the
             // sleeper's own (it was running there, so get_nohz_timer_target() kept the timer).
-            {
-                const OnCpu local(*this, tcpu);
-                driver_->on_timer(e.a, e.b);
+            // An idle CPU takes the interrupt once it has left its state (or, during the idle
+            // loop's entry, when the entry ends); until then it is idle, and a wakeup sent to it
+            // meanwhile rides on this exit as on a kick in flight.
+            if (c.mode == Mode::idle) {
+                if (c.ipi_in_flight) {  // already leaving its state
+                    engine_.schedule(c.ipi_at, target_, kTimerIrq, e.a, e.b);
+                    return;
+                }
+                if (const Time lat = hw_.irq_latency(tcpu); lat > 0) {
+                    c.ipi_in_flight = true;
+                    c.kick_is_ipi = c.kick_polled = false;
+                    c.timer_kick = true;
+                    c.ipi_at = engine_.now() + lat;
+                    engine_.schedule(c.ipi_at, target_, kTimerIrq, e.a, e.b);
+                    return;
+                }
             }
-            Cpu& c = cpu_of(tcpu);
-            if (c.mode == Mode::idle && sched_.nr_running(tcpu) > 0)
-                kick_cpu(tcpu, hw_.wake_latency(tcpu), false);
-            else if (c.mode == Mode::running && *c.need_resched && !prof_.preempt_lazy && !c.ctx.no_preempt)
-                preempt_now(tcpu);
+            on_timer_irq(tcpu, e.a, e.b);
             return;
         }
+        case kTimerIrq:
+            on_timer_irq(sched_.task(e.a).cpu >= 0 ? sched_.task(e.a).cpu : 0, e.a, e.b);
+            return;
         case kReturnToUser: {
             Cpu& c = cpu_of(cpu);
             if (c.mode != Mode::running || c.curr == nullptr || c.curr->id != static_cast<int>(e.b) || !*c.need_resched ||

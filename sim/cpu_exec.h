@@ -124,7 +124,8 @@ public:
     void on_event(const Event& e) override;
 
 private:
-    enum EvKind : uint16_t { kSegEnd, kSwitchEnd, kIpi, kTick, kTimer, kStart, kReturnToUser };
+    // kTimerIrq: a timer's interrupt on a CPU that was idle at the expiry, once the CPU left its state.
+    enum EvKind : uint16_t { kSegEnd, kSwitchEnd, kIpi, kTick, kTimer, kStart, kReturnToUser, kTimerIrq };
     enum class Mode : uint8_t { idle, switching, running };
     enum class SegKind : uint8_t { none, overhead, work };
 
@@ -149,6 +150,7 @@ private:
         bool ipi_in_flight = false;
         bool kick_is_ipi = false;  // the kick in flight is an IPI (ipi_wakee)
         bool kick_polled = false;  // the kick in flight is a flag the idle task polls (no interrupt)
+        bool timer_kick = false;   // the kick in flight is a timer's interrupt leaving the idle state
         Time ipi_at = 0;           // when the kick in flight lands
         bool ipi_switch = false;  // an IPI's handler is switching tasks (ipi_wakee)
         Time busy_since = -1;  // start of the current busy stretch, -1 when idle
@@ -183,6 +185,7 @@ private:
     }
     // ipi: an IPI, not a flag or a local interrupt; polled: a flag write, no interrupt at all
     void kick_cpu(int cpu, Time delay, bool ipi, bool polled = false);
+    void on_timer_irq(int cpu, int task, uint32_t cookie);
     void arm_return_to_user(int cpu);  // a reschedule from elsewhere, seen at the return to user space
     int64_t ipi_send(int from);
     void preempt_now(int cpu);

@@ -158,7 +158,9 @@ void TraceSink::marker(const char* text) {
     emit(e);
 }
 
+// From an interrupt (a timer) the line's task is whatever that CPU was running.
 void TraceSink::ttwu_waking(const Task& p, const Task* waker, int this_cpu) {
+    if (!waker && this_cpu >= 0) waker = exec_.sched().current(this_cpu);
     emit(make_event(Kind::waking, clock_.now(), this_cpu, waker, &p, p.cpu));
 }
 

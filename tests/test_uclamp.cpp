@@ -25,7 +25,8 @@ const std::string kAsym4 = R"({"topology": {"name": "asym4", "cores_per_cluster"
 
 // S (small: `s_run` of work per wakeup) forks from CPU `parent`, runs `s_run`, then sleeps on
 // channel `ch`. Z, pinned to `z_cpu`, first wakes it `kWarm` times, 10 ms apart, working 1 ms of
-// each 10: a new task starts at half its CPU's spare capacity (post_init_entity_util_avg()) and
+// each 10 (longer where its timer wakes its CPU from a deep state: 500 us on these machines, so W
+// waits 12 ms a round): a new task starts at half its CPU's spare capacity (post_init_entity_util_avg()) and
 // its util_est keeps that until short activations lower it, so only then is S small. W, pinned to
 // `w_cpu`, sleeps through that, runs 5 ms and posts `ch` three times, 5 ms of work apart (work is
 // at capacity 1024 and the top OPP: a CPU starting at its lowest OPP takes longer): S's wakeups
@@ -45,7 +46,7 @@ json small_on(const std::string& machine, const std::string& s_run, int parent, 
                R"(, "do": [{"wait": "ch"}, {"run": ")" + s_run + R"("}]}]},
           {"name": "Z", "cpus": ")" + std::to_string(z_cpu) + R"(", "program": [
              {"loop": )" + std::to_string(kWarm) + R"(, "do": [{"sleep": "9ms"}, {"run": "1ms"}, {"post": "ch"}]}]},
-          {"name": "W", "cpus": ")" + std::to_string(w_cpu) + R"(", "program": [{"sleep": ")" + std::to_string(10 * kWarm + 2) + R"(ms"},
+          {"name": "W", "cpus": ")" + std::to_string(w_cpu) + R"(", "program": [{"sleep": ")" + std::to_string(12 * kWarm + 2) + R"(ms"},
              {"run": "5ms"}, {"loop": 3, "do": [)" + pre + R"({"post": "ch"}, {"run": "5ms"}]}]}]},
       "policies": )" + policies + R"(, "run": {"duration": ")" + duration + R"("}})");
 }
