@@ -182,49 +182,49 @@ inline void CpuExec::on_ipi(int cpu) {
         run_curr(cpu);
         return;
     }
+    handle_interrupt(cpu, charge, -1, 0);
+}
+
+// An interrupt's handler (or a polled kick's idle-loop pass) on a CPU not running a task: the
+// wake list, and a timer's sleeper if `timer_task` >= 0. On an idle CPU the idle exit is recorded
+// before the handler, or after it where the state waits with interrupts enabled and an interrupt
+// woke it (HLT: the handler runs inside default_idle()); then the CPU runs what is queued or,
+// with nothing to run, enters a state again (do_idle(): the governor selects once more).
+void CpuExec::handle_interrupt(int cpu, bool charge, int timer_task, uint32_t cookie) {
+    Cpu& c = cpu_of(cpu);
     const OnCpu local(*this, cpu);
-    // The idle exit is recorded before the handler runs, or after it where the state waits with
-    // interrupts enabled and an interrupt woke it (HLT: the handler runs inside default_idle()).
     const bool was_idle = c.mode == Mode::idle;
     const bool handler_inside = was_idle && !c.kick_polled && hw_.idle_irq_enabled(cpu);
     if (was_idle && !handler_inside) hw_.idle_exit(cpu);
+    if (timer_task >= 0) driver_->on_timer(timer_task, cookie);
     sched_.sched_ttwu_pending(cpu);
     if (handler_inside) hw_.idle_exit(cpu);
     if (c.mode == Mode::idle && sched_.nr_running(cpu) > 0) {
         c.ipi_switch = charge;
         sched_.schedule(cpu);
         c.ipi_switch = false;
-    } else if (was_idle && c.mode == Mode::idle) {
-        hw_.idle_enter(cpu);  // do_idle(): nothing to run, so the governor selects a state again
+    } else if (was_idle && c.mode == Mode::idle && !c.ipi_in_flight) {
+        hw_.idle_enter(cpu);
     }
 }
 
-// A timer's interrupt on `cpu`: the handler wakes the sleeper; on a CPU that was idle, as on_ipi()
-// does, the idle exit is recorded before the handler, or after it in a HLT, and the CPU runs
-// what is queued or selects an idle state again.
+// A timer's interrupt on `cpu`: hrtimer_wakeup() wakes the sleeper. On an idle CPU it is the
+// kick that brought the CPU out of its state (kTimer), or rides on one.
 void CpuExec::on_timer_irq(int cpu, int task, uint32_t cookie) {
     Cpu& c = cpu_of(cpu);
-    const bool owns = c.timer_kick;  // this interrupt is the kick in flight
-    if (owns) {
+    if (c.timer_kick) {  // this interrupt is the kick in flight
         c.timer_kick = false;
         c.ipi_in_flight = false;
     }
-    const bool idle = c.mode == Mode::idle;
-    const bool inside = idle && hw_.idle_irq_enabled(cpu);
-    if (idle && !inside) hw_.idle_exit(cpu);
+    if (c.mode == Mode::idle) {
+        handle_interrupt(cpu, false, task, cookie);
+        return;
+    }
     {
         const OnCpu local(*this, cpu);
         driver_->on_timer(task, cookie);
-        if (owns) sched_.sched_ttwu_pending(cpu);  // wakeups that rode on this exit
     }
-    if (inside) hw_.idle_exit(cpu);
-    if (c.mode == Mode::idle && sched_.nr_running(cpu) > 0) {
-        kick_cpu(cpu, 0, false);  // usually in flight already: the wakeup's own local kick
-    } else if (idle && c.mode == Mode::idle && !c.ipi_in_flight) {
-        hw_.idle_enter(cpu);  // do_idle(): nothing to run here, so the governor selects again
-    } else if (c.mode == Mode::running && *c.need_resched && !prof_.preempt_lazy && !c.ctx.no_preempt) {
-        preempt_now(cpu);
-    }
+    if (c.mode == Mode::running && *c.need_resched && !prof_.preempt_lazy && !c.ctx.no_preempt) preempt_now(cpu);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -186,6 +186,7 @@ private:
     // ipi: an IPI, not a flag or a local interrupt; polled: a flag write, no interrupt at all
     void kick_cpu(int cpu, Time delay, bool ipi, bool polled = false);
     void on_timer_irq(int cpu, int task, uint32_t cookie);
+    void handle_interrupt(int cpu, bool charge, int timer_task, uint32_t cookie);
     void arm_return_to_user(int cpu);  // a reschedule from elsewhere, seen at the return to user space
     int64_t ipi_send(int from);
     void preempt_now(int cpu);
