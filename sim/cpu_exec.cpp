@@ -22,6 +22,7 @@ CpuExec::CpuExec(Engine& engine, Scheduler& sched, Hardware& hw, const MachinePr
     cpus_.resize(static_cast<size_t>(sched_.topo().nr_cpus()));
     for (size_t c = 0; c < cpus_.size(); ++c) cpus_[c].need_resched = &sched_.need_resched_flag(static_cast<int>(c));
     saved_.resize(static_cast<size_t>(sched_.nr_tasks()));
+    timer_cpu_.resize(saved_.size(), -1);
     sched_.set_arch(this);
     hw_.set_client(this);
     hw_.start();
@@ -29,7 +30,10 @@ CpuExec::CpuExec(Engine& engine, Scheduler& sched, Hardware& hw, const MachinePr
 
 int CpuExec::add_task(const TaskSpec& spec) {
     const int id = sched_.add_task(spec);
-    if (saved_.size() <= static_cast<size_t>(id)) saved_.resize(static_cast<size_t>(id) + 1);
+    if (saved_.size() <= static_cast<size_t>(id)) {
+        saved_.resize(static_cast<size_t>(id) + 1);
+        timer_cpu_.resize(saved_.size(), -1);
+    }
     return id;
 }
 
@@ -498,8 +502,10 @@ void CpuExec::on_event(const Event& e) {
             // An idle CPU takes the interrupt once it has left its state (or, during the idle
             // loop's entry, when the entry ends); until then it is idle, and a wakeup sent to it
             // meanwhile rides on this exit as on a kick in flight.
+            // The interrupt is this CPU's even if the sleeper is woken elsewhere meanwhile.
             if (c.mode == Mode::idle) {
                 if (c.ipi_in_flight) {  // already leaving its state
+                    timer_cpu_[static_cast<size_t>(e.a)] = tcpu;
                     engine_.schedule(c.ipi_at, target_, kTimerIrq, e.a, e.b);
                     return;
                 }
@@ -508,6 +514,7 @@ void CpuExec::on_event(const Event& e) {
                     c.kick_is_ipi = c.kick_polled = false;
                     c.timer_kick = true;
                     c.ipi_at = engine_.now() + lat;
+                    timer_cpu_[static_cast<size_t>(e.a)] = tcpu;
                     engine_.schedule(c.ipi_at, target_, kTimerIrq, e.a, e.b);
                     return;
                 }
@@ -516,7 +523,7 @@ void CpuExec::on_event(const Event& e) {
             return;
         }
         case kTimerIrq:
-            on_timer_irq(sched_.task(e.a).cpu >= 0 ? sched_.task(e.a).cpu : 0, e.a, e.b);
+            on_timer_irq(timer_cpu_[static_cast<size_t>(e.a)], e.a, e.b);
             return;
         case kReturnToUser: {
             Cpu& c = cpu_of(cpu);

@@ -210,6 +210,7 @@ private:
     Metrics* metrics_ = nullptr;
     std::vector<Cpu> cpus_;
     std::vector<Context> saved_;  // by task id: the contexts of tasks not current on a CPU
+    std::vector<int> timer_cpu_;  // by task id: the CPU whose interrupt a pending kTimerIrq is
     Task* driving_ = nullptr;     // the task whose next_action is running
     int driving_cpu_ = -1;
     // CPU whose own kernel path runs (an interrupt, schedule()): a resched_curr() of that CPU
