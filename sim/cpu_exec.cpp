@@ -501,19 +501,16 @@ void CpuExec::on_event(const Event& e) {
             // sleeper's own (it was running there, so get_nohz_timer_target() kept the timer).
             // An idle CPU takes the interrupt once it has left its state (or, during the idle
             // loop's entry, when the entry ends); until then it is idle, and a wakeup sent to it
-            // meanwhile rides on this exit as on a kick in flight.
-            // The interrupt is this CPU's even if the sleeper is woken elsewhere meanwhile.
+            // meanwhile rides on this exit as on a kick in flight. The interrupt stays this CPU's
+            // even if the sleeper is woken elsewhere meanwhile.
             if (c.mode == Mode::idle) {
-                if (c.ipi_in_flight) {  // already leaving its state
-                    timer_cpu_[static_cast<size_t>(e.a)] = tcpu;
-                    engine_.schedule(c.ipi_at, target_, kTimerIrq, e.a, e.b);
-                    return;
-                }
-                if (const Time lat = hw_.irq_latency(tcpu); lat > 0) {
-                    c.ipi_in_flight = true;
-                    c.kick_is_ipi = c.kick_polled = false;
-                    c.timer_kick = true;
-                    c.ipi_at = engine_.now() + lat;
+                const Time lat = c.ipi_in_flight ? 0 : hw_.irq_latency(tcpu);
+                if (c.ipi_in_flight || lat > 0) {
+                    if (!c.ipi_in_flight) {  // this interrupt brings the CPU out of its state
+                        c.ipi_in_flight = c.timer_kick = true;
+                        c.kick_is_ipi = c.kick_polled = false;
+                        c.ipi_at = engine_.now() + lat;
+                    }
                     timer_cpu_[static_cast<size_t>(e.a)] = tcpu;
                     engine_.schedule(c.ipi_at, target_, kTimerIrq, e.a, e.b);
                     return;
