@@ -216,6 +216,18 @@ std::vector<RunRecord> run_scenario(const Scenario& sc, const RunOptions& opt) {
                 }
                 // A full disk shows only here: fwrite buffers, and the last flush is fclose's.
                 if (tf) close_written(tf, trace_file, "the trace file");
+                if (tf && r.trace_entries == 0) {  // say why, not leave the user with a file of headers
+                    std::lock_guard<std::mutex> lock(progress_mu);
+                    if (opt.trace_window.from >= r.ended_at)
+                        std::fprintf(stderr,
+                                     "wakesim: warning: %s holds no events: the run ended at %.3f ms of simulated "
+                                     "time, before --trace-window starts (%.3f ms)\n",
+                                     trace_file.c_str(), static_cast<double>(r.ended_at) / 1e6,
+                                     static_cast<double>(opt.trace_window.from) / 1e6);
+                    else
+                        std::fprintf(stderr, "wakesim: warning: %s holds no events: none fell in --trace-window\n",
+                                     trace_file.c_str());
+                }
                 out[i] = RunRecord{j.c->name, j.p->name, j.seed, std::move(r)};
                 if (opt.progress) {  // the caller's progress line (a bar with ETA on a terminal)
                     std::lock_guard<std::mutex> lock(progress_mu);

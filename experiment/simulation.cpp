@@ -124,7 +124,11 @@ RunResult run_simulation(const RunSpec& spec) {
     r.select_calls = sched.select_calls();
     r.sim_time = end;
     r.metrics = window_metrics(metrics, sched, busy_at_start, window_start, end, r.events);
-    if (trace) trace->finish();
+    r.ended_at = engine.now();
+    if (trace) {
+        trace->finish();
+        r.trace_entries = trace->entries();
+    }
     return r;
 }
 

@@ -46,6 +46,8 @@ struct RunResult {
     uint64_t select_calls = 0;  // select_task_rq calls in the whole run, warm-up included
     Time sim_time = 0;
     bool completed = false;  // the workload finished (or reached stop_ops) before max_time
+    Time ended_at = 0;           // the simulated time the run stopped at (sim_time ends at the last op)
+    uint64_t trace_entries = 0;  // events written to the trace, if one was asked for
 };
 
 RunResult run_simulation(const RunSpec& spec);

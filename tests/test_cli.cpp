@@ -345,6 +345,28 @@ TEST_CASE("cli: --trace writes ftrace text", "[cli][run]") {
     CHECK(read_file(trace) == text);
 }
 
+TEST_CASE("cli: a --trace-window after the run's end warns that the trace holds no events", "[cli][run]") {
+    TempDir tmp;
+    const std::string sc = shell_quote(tiny_scenario(tmp));
+    // 2,000 round trips take about 8 ms of simulated time: a window at 1 s is past the end.
+    const std::string late = tmp.file("late.trace");
+    const CmdResult r = run_wakesim("run " + sc + " -q --case unpinned --policy plain --trace-window 1s:2s --trace " +
+                                    shell_quote(late));
+    INFO(r.out);
+    CHECK(r.rc == 0);
+    CHECK(contains(r.out, "wakesim: warning: " + late + " holds no events: the run ended at "));
+    CHECK(contains(r.out, "before --trace-window starts (1000.000 ms)"));
+    CHECK_FALSE(contains(read_file(late), "sched_switch:"));
+
+    const std::string inside = tmp.file("inside.trace");
+    const CmdResult in = run_wakesim("run " + sc + " -q --case unpinned --policy plain --trace-window 1ms:2ms --trace " +
+                                     shell_quote(inside));
+    INFO(in.out);
+    CHECK(in.rc == 0);
+    CHECK_FALSE(contains(in.out, "warning"));
+    CHECK(contains(read_file(inside), "sched_switch:"));
+}
+
 TEST_CASE("cli: a program's FUSE server threads are forked before its tasks, as a mount exists before its clients",
           "[cli][run][fuse]") {
     TempDir tmp;
