@@ -459,7 +459,9 @@ void Scheduler::schedule(int cpu) {
         arch_->return_to_curr(cpu);
         return;
     }
-    const char prev_state = prev ? (prev->state == TaskState::runnable ? 'R' : 'S') : 'R';
+    const char prev_state = !prev || prev->state == TaskState::runnable ? 'R'
+                            : prev->state == TaskState::exited         ? 'X'
+                                                                       : 'S';
     if (wants(kObsSwitch)) obs_->sched_switch(cpu, prev, prev_state, next);
     // set_next_entity(): exec_start is the clock __schedule() read, so the switch itself is the
     // next task's runtime (vruntime, sum_exec_runtime), as update_stats_curr_start() makes it.

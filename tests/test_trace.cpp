@@ -185,3 +185,30 @@ TEST_CASE("sched_wakeup is written where the wakee is enqueued: by the waker for
     wakeups(R"({"name": "C1", "exit_latency": "2us", "target_residency": "2us", "mwait": true})", true);
     wakeups(R"({"name": "WFI", "exit_latency": "2us", "target_residency": "2us"})", true);
 }
+
+TEST_CASE("A task that exits while another waits on its CPU is switched out with prev_state=X", "[trace]") {
+    // E and W share CPU 0; E runs 200 us and exits while W, woken meanwhile, is runnable there, so
+    // __schedule() goes to W, not to the idle task. The kernel writes TASK_DEAD's X (sched_switch's
+    // prev_state) either way.
+    const Scenario sc = parse_scenario(nlohmann::json::parse(R"({
+      "name": "trace-exit",
+      "machine": {"topology": {"name": "flat2", "cores_per_cluster": 2}, "profile": {"base": "kvm-2vcpu"}},
+      "workload": {"kind": "program", "tasks": [
+        {"name": "E", "cpus": "0", "program": [{"run": "200us"}]},
+        {"name": "W", "cpus": "0", "program": [{"sleep": "50us"}, {"run": "300us"}]}]},
+      "policies": ["plain"], "run": {"seeds": [1]}
+    })"),
+                                       "trace-exit.json");
+    const std::string text = tracetest::run_traced(make_run_spec(sc, sc.cases[0], sc.policies[0], 1));
+    std::istringstream is(text);
+    int e_out = 0;
+    for (std::string l; std::getline(is, l);) {
+        const Parsed p = parse(l);
+        if (p.event != "sched_switch" || p.args.find("prev_comm=E ") == std::string::npos) continue;
+        ++e_out;
+        INFO(l);
+        if (p.args.find("next_comm=W ") != std::string::npos) CHECK(p.args.find("prev_state=X ") != std::string::npos);
+    }
+    CHECK(e_out >= 1);
+    CHECK(text.find("prev_comm=E prev_pid=1000 prev_prio=120 prev_state=X ==> next_comm=W") != std::string::npos);
+}
