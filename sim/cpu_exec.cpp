@@ -109,9 +109,21 @@ void CpuExec::arm_return_to_user(int cpu) {
     if (at < c.ipi_at) engine_.schedule(at, target_, kReturnToUser, cpu, static_cast<uint32_t>(c.curr->id));
 }
 
+// A timer's interrupt is bringing `cpu` out of an idle state that does not poll (HLT): the
+// waker finds the wake list empty (llist_add() returns true) or the idle task not polling
+// (set_nr_and_not_polling()), so it sends its IPI, which reaches a CPU already on its way out.
+// The waker pays the send; the task the interrupt switches in pays the receive (on_timer_irq).
+bool CpuExec::ipi_beside_timer(int cpu, int from_cpu) {
+    Cpu& c = cpu_of(cpu);
+    if (!c.timer_kick || c.kick_is_ipi || from_cpu == cpu || hw_.polling(cpu)) return false;
+    ipi_send(from_cpu);
+    c.kick_is_ipi = true;
+    return true;
+}
+
 IpiSent CpuExec::send_call_function_single_ipi(int cpu, int from_cpu, const TtwuWork* work) {
     Cpu& c = cpu_of(cpu);
-    if (c.ipi_in_flight) return IpiSent::pending;
+    if (c.ipi_in_flight) return ipi_beside_timer(cpu, from_cpu) ? IpiSent::ipi : IpiSent::pending;
     const bool idle = c.mode == Mode::idle;
     Time delay;
     IpiSent sent;
@@ -130,7 +142,7 @@ IpiSent CpuExec::send_call_function_single_ipi(int cpu, int from_cpu, const Ttwu
 }
 
 IpiSent CpuExec::kick_idle_cpu(int cpu, int from_cpu, IdleKick why, const TtwuWork* work) {
-    if (cpu_of(cpu).ipi_in_flight) return IpiSent::pending;
+    if (cpu_of(cpu).ipi_in_flight) return ipi_beside_timer(cpu, from_cpu) ? IpiSent::ipi : IpiSent::pending;
     Time delay = 0;
     const bool local = cpu == from_cpu;  // this CPU's own interrupt
     // resched_curr()'s set_nr_and_not_polling() and send_call_function_single_ipi()'s
@@ -216,12 +228,14 @@ void CpuExec::handle_interrupt(int cpu, bool charge, int timer_task, uint32_t co
 // kick that brought the CPU out of its state (kTimer), or rides on one.
 void CpuExec::on_timer_irq(int cpu, int task, uint32_t cookie) {
     Cpu& c = cpu_of(cpu);
-    if (c.timer_kick) {  // this interrupt is the kick in flight
-        c.timer_kick = false;
+    bool charge = false;  // a waker's IPI reached the CPU on its way out (ipi_beside_timer)
+    if (c.timer_kick) {   // this interrupt is the kick in flight
+        charge = c.kick_is_ipi && prof_.ipi_wakee_ns > 0;
+        c.timer_kick = c.kick_is_ipi = false;
         c.ipi_in_flight = false;
     }
     if (c.mode == Mode::idle) {
-        handle_interrupt(cpu, false, task, cookie);
+        handle_interrupt(cpu, charge, task, cookie);
         return;
     }
     {

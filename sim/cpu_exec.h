@@ -189,6 +189,7 @@ private:
     void handle_interrupt(int cpu, bool charge, int timer_task, uint32_t cookie);
     void arm_return_to_user(int cpu);  // a reschedule from elsewhere, seen at the return to user space
     int64_t ipi_send(int from);
+    bool ipi_beside_timer(int cpu, int from_cpu);
     void preempt_now(int cpu);
     void run_curr(int cpu);
     void start_segment(int cpu, SegKind kind, int64_t ref_ns);

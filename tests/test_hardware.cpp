@@ -1271,3 +1271,34 @@ TEST_CASE("A timer wakes its sleeper once the CPU has left its idle state: a per
     CHECK(shallow == Approx(2011).margin(3));
     CHECK(deep - shallow == Approx(299).margin(2));
 }
+
+TEST_CASE("A wakeup sent to a HLT-idle CPU that a timer is waking still sends its IPI, an MWAIT-idle one none",
+          "[hardware][idle][timer][ipi]") {
+    // A sleeps 1 ms on CPU 1 from 0.3 ms (its fork woke CPU 1 from a state that takes 300 us to leave); B runs 1.4 ms on CPU 0 and
+    // then wakes C, which waits on CPU 1. B's wakeup comes while CPU 1 is on its way out for A's
+    // timer. Its wake list is empty and a HLT-idle task does not poll, so the kernel's waker sends
+    // the IPI (__ttwu_queue_wakelist() -> send_call_function_single_ipi()) and pays its VM exit;
+    // an MWAIT-idle CPU's polling flag takes a write instead.
+    auto run = [](bool mwait) {
+        const json d = json::parse(R"({"machine": {"topology": {"name": "flat2", "cores_per_cluster": 2},
+            "profile": {"base": "kvm-2vcpu", "cost_jitter_pct": 0, "idle_states": [
+              {"name": "S", "exit_latency": "300us", "target_residency": "10us", "mwait": )" +
+                                   std::string(mwait ? "true" : "false") + R"(, "irq_enabled": )" +
+                                   std::string(mwait ? "false" : "true") + R"(}]}},
+          "workload": {"kind": "program", "channels": {"c": {"capacity": 0}}, "tasks": [
+            {"name": "A", "cpus": "1", "program": [{"sleep": "1ms"}, {"run": "10us"}]},
+            {"name": "B", "cpus": "0", "program": [{"run": "1400us"}, {"post": "c"}]},
+            {"name": "C", "cpus": "1", "program": [{"wait": "c"}, {"run": "5us"}]}]},
+          "policies": ["plain"], "run": {"seeds": [1]}})");
+        const Scenario sc = parse_scenario(d, "timer-ipi.json");
+        return run_simulation(make_run_spec(sc, sc.cases.front(), sc.policies.front(), 1));
+    };
+    const RunResult hlt = run(false), mwait = run(true);
+    INFO("HLT: wakeups by IPI " << hlt.metrics.get(Metric::wakeups_ipi) << ", MWAIT: "
+                                << mwait.metrics.get(Metric::wakeups_ipi) << " by IPI, "
+                                << mwait.metrics.get(Metric::wakeups_poll) << " polled");
+    REQUIRE(hlt.completed);
+    REQUIRE(mwait.completed);
+    CHECK(hlt.metrics.get(Metric::wakeups_ipi) == 1);
+    CHECK(mwait.metrics.get(Metric::wakeups_ipi) == 0);
+}
