@@ -260,6 +260,27 @@ std::string usage_error_text(const CLI::App& app, const CLI::ParseError& e, int 
                    (hint.empty() ? "; see " + where + " --help" : "; did you mean " + quote_for_message(hint) + "?");
         }
     }
+    // A missing positional or subcommand: say which command wants what, and where the help is.
+    if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) {
+        const CLI::App* cmd = selected_command(app);
+        std::string where;
+        for (const CLI::App* a = cmd; a != nullptr && a != &app; a = a->get_parent())
+            where = a->get_name() + (where.empty() ? "" : " ") + where;
+        const std::string help = "; see wakesim " + (where.empty() ? "" : where + " ") + "--help";
+        const std::string lead = where.empty() ? "" : where + ": ";
+        if (text == "A subcommand is required") {
+            std::string subs;
+            for (const CLI::App* sub : cmd->get_subcommands({}))
+                subs += (subs.empty() ? "" : ", ") + sub->get_name();
+            return lead + "expected a subcommand (" + subs + ")" + help;
+        }
+        if (const auto at = text.find(" is required"); at != std::string::npos && at + 12 == text.size()) {
+            const std::string name = text.substr(0, at);
+            for (const CLI::Option* o : cmd->get_options())
+                if (o->get_name() == name && o->get_lnames().empty() && o->get_snames().empty())
+                    return lead + "missing " + name + ": " + o->get_description() + help;
+        }
+    }
     // A positional's name is CLI11's prefix: `list polices` reads better as "list: ...".
     if (text.rfind("what: ", 0) == 0) text = "list: " + text.substr(6);
     for (char& c : text)

@@ -634,6 +634,17 @@ TEST_CASE("cli: usage errors are one line with the near miss suggested", "[cli]"
     const CmdResult fmt = run_wakesim("run " + sc + " --format JSON");
     CHECK(fmt.rc == 2);
     CHECK(contains(fmt.out, "(did you mean \"json\"?)"));
+    // A missing argument or subcommand names the command, what it wants and where the help is.
+    const CmdResult bare = run_wakesim("run");
+    CHECK(bare.rc == 2);
+    CHECK(bare.out == "wakesim: error: run: missing scenario: scenario JSON file; see wakesim run --help\n");
+    const CmdResult topo = run_wakesim("topo");
+    CHECK(topo.rc == 2);
+    CHECK(topo.out == "wakesim: error: topo: expected a subcommand (show, import); see wakesim topo --help\n");
+    const CmdResult none = run_wakesim("");
+    CHECK(none.rc == 2);
+    CHECK(count_lines(none.out) == 1);
+    CHECK(none.out.rfind("wakesim: error: expected a subcommand (run, compare, ", 0) == 0);
 }
 
 TEST_CASE("cli: import rtapp reads rt-app's own style: comments, trailing commas, repeated keys, timers", "[cli][rtapp]") {
