@@ -378,7 +378,9 @@ static int wakesim_main(int argc, char** argv) {
     int seeds = 0, jobs = 1;
     bool force = false, check = false;
     run->add_option("scenario", scenario_path, "scenario JSON file")->required();
-    run->add_option("--policy", policies, "run only these policies (repeatable)");
+    run->add_option("--policy", policies,
+                    "run only these policies (repeatable); a policy of `wakesim list policies` that the scenario lacks "
+                    "is added with its default parameters");
     run->add_option("--case", cases, "run only these cases (repeatable)");
     int64_t one_seed = -1;
     auto* seeds_opt = run->add_option("--seeds", seeds, "run seeds 1..N instead of the scenario's seeds")->check(CLI::Range(1, 10000));
@@ -416,7 +418,9 @@ static int wakesim_main(int argc, char** argv) {
     std::string baseline_policy;
     std::vector<std::string> cmp_metrics;
     compare->add_option("scenario", scenario_path, "scenario JSON file")->required();
-    compare->add_option("--policy", policies, "run only these policies (repeatable)");
+    compare->add_option("--policy", policies,
+                        "run only these policies (repeatable); a policy of `wakesim list policies` that the scenario "
+                        "lacks is added with its default parameters");
     compare->add_option("--case", cases, "run only these cases (repeatable)");
     auto* cmp_seeds_opt =
         compare->add_option("--seeds", seeds, "run seeds 1..N instead of the scenario's seeds")->check(CLI::Range(1, 10000));
@@ -482,7 +486,9 @@ static int wakesim_main(int argc, char** argv) {
     int64_t ex_seed = 0;  // a scenario's seeds are integers in [0, 2^63-1]
     explain->add_option("scenario", scenario_path, "scenario JSON file")->required();
     explain->add_option("--case", ex_case, "case name (default: the first)");
-    explain->add_option("--policy", ex_policy, "policy label (default: the first)");
+    explain->add_option("--policy", ex_policy,
+                        "policy label (default: the first); a policy of `wakesim list policies` that the scenario "
+                        "lacks, with its default parameters");
     std::string ex_wakee, ex_after;
     explain->add_option("--wakeup", ex_wakeup,
                         "which wakeup, counting select_task_rq calls from 1 (those that --wakee and --after select)")
@@ -680,7 +686,9 @@ static int wakesim_main(int argc, char** argv) {
             write_output(text, out_path);
             return 0;
         }
-        Scenario sc = load_scenario(scenario_path);
+        std::vector<std::string> wanted = policies;  // a registered policy the file lacks is added
+        if (!ex_policy.empty()) wanted.push_back(ex_policy);
+        Scenario sc = *check_cmd ? load_scenario(scenario_path) : load_scenario(scenario_path, wanted);
         if (*check_cmd) {
             CheckOptions co;
             for (const auto& t : tolerances) co.tolerances.push_back(parse_tolerance(t));

@@ -122,7 +122,20 @@ const CaseSpec& scenario_case(const Scenario& sc, const std::string& want) {
 }
 
 const Policy& scenario_policy(const Scenario& sc, const std::string& want) {
-    return find_named(sc, sc.policies, "policy", "/policies", want);
+    for (const Policy& p : sc.policies)
+        if (p.name == want) return p;
+    std::vector<std::string> names;
+    std::string list;
+    for (const Policy& p : sc.policies) {
+        names.push_back(p.name);
+        list += (list.empty() ? "" : ", ") + quote_for_message(p.name);
+    }
+    for (const std::string& n : policy_names()) names.push_back(n);
+    const std::string hint = nearest_name(want, names);
+    throw InputError(sc.file, "/policies",
+                     "--policy " + quote_for_message(want) + " names no policy of the scenario (" + list +
+                         ") nor of `wakesim list policies`" +
+                         (hint.empty() ? "" : "; did you mean " + quote_for_message(hint) + "?"));
 }
 
 std::vector<RunRecord> run_scenario(const Scenario& sc, const RunOptions& opt) {

@@ -287,4 +287,19 @@ Scenario load_scenario(const std::string& path) {
     return parse_scenario(doc, path);
 }
 
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& wanted) {
+    nlohmann::json doc = load_json_file(path);
+    Scenario sc = parse_scenario(doc, path);
+    std::set<std::string> have;
+    for (const Policy& p : sc.policies) have.insert(p.name);
+    bool added = false;
+    for (const std::string& w : wanted) {
+        if (have.count(w) != 0 || find_policy(w) == nullptr) continue;  // an unknown name: run_scenario says so
+        doc["policies"].push_back(w);
+        have.insert(w);
+        added = true;
+    }
+    return added ? parse_scenario(doc, path) : sc;  // parsed again, so the hash covers what runs
+}
+
 }  // namespace wakesim

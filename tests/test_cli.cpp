@@ -946,3 +946,26 @@ TEST_CASE("cli: import rtapp turns an rt-app workload into a scenario that runs"
     CHECK(count_lines(fifo.out) == 1);
     CHECK(contains(fifo.out, ": /tasks/rt/policy: expected SCHED_OTHER, SCHED_BATCH or SCHED_IDLE"));
 }
+
+TEST_CASE("cli: run --policy adds a registered policy the scenario lacks, with its default parameters",
+          "[cli][run]") {
+    TempDir tmp;
+    const std::string sc = shell_quote(tiny_scenario(tmp));  // its policies: plain, reciprocal_sync
+    const CmdResult r = run_wakesim("run " + sc + " -q --case unpinned --policy plain --policy wf_sync --format json");
+    INFO(r.out);
+    REQUIRE(r.rc == 0);
+    const auto doc = nlohmann::json::parse(r.out);
+    std::vector<std::string> ran;
+    for (const auto& run : doc.at("runs")) ran.push_back(run.at("policy").get<std::string>());
+    CHECK(ran == std::vector<std::string>{"plain", "wf_sync"});
+    // The report's hash names what ran, not the file alone.
+    const CmdResult file_only = run_wakesim("run " + sc + " -q --case unpinned --policy plain --format json");
+    REQUIRE(file_only.rc == 0);
+    CHECK(nlohmann::json::parse(file_only.out).at("scenario_hash") != doc.at("scenario_hash"));
+    // A name neither the scenario nor the registry has is refused, with the nearest suggested.
+    const CmdResult bad = run_wakesim("run " + sc + " -q --policy wf_synk");
+    CHECK(bad.rc == 2);
+    CHECK(count_lines(bad.out) == 1);
+    CHECK(contains(bad.out, "--policy \"wf_synk\" names no policy of the scenario (\"plain\", \"reciprocal_sync\") nor of "
+                            "`wakesim list policies`; did you mean \"wf_sync\"?"));
+}
