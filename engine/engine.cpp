@@ -108,6 +108,7 @@ uint64_t Engine::run_until(Time until) {
         drop_done_top();
         ++n;
     }
+    last_event_ = now_;
     if (pending() == 0 || (!stopped_ && until != kTimeNever && now_ < until)) {
         if (!stopped_ && until != kTimeNever) now_ = std::max(now_, until);
     }

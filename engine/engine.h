@@ -40,6 +40,9 @@ class Engine {
 public:
     Engine();
     Time now() const { return now_; }
+    // The time of the last event run_until() handled (now() moves on to its `until` when the
+    // queue runs dry first).
+    Time last_event_time() const { return last_event_; }
     uint16_t add_target(EventTarget* t);
     void schedule(Time at, uint16_t target, uint16_t kind, int32_t a = 0, uint32_t b = 0) {
         if (at < now_) at = now_;  // the past is not reachable; keeps causality
@@ -102,6 +105,7 @@ private:
     std::vector<Event> heap_;
     std::vector<EventTarget*> targets_;
     Time now_ = 0;
+    Time last_event_ = 0;
     uint64_t seq_ = 0;
     uint64_t processed_ = 0;
     bool stopped_ = false;

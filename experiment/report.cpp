@@ -98,6 +98,10 @@ nlohmann::json report_json(const Scenario& sc, const std::vector<RunRecord>& run
         x["policy"] = r.policy;
         x["seed"] = r.seed;
         x["completed"] = r.result.completed;
+        if (r.result.stuck) {  // only then: the schema of every finished or limited run is unchanged
+            x["stuck"] = true;
+            x["blocked"] = r.result.blocked;
+        }
         x["metrics"] = metrics_json(r.result.metrics);
         rj.push_back(x);
     }
@@ -176,9 +180,12 @@ std::string report_table(const Scenario& sc, const std::vector<RunRecord>& runs)
         }
         if (elapsed_column) row.push_back(cell_text(stat(g, Metric::sim_time_ns), 3, 1e6, true, metric_def(Metric::sim_time_ns)));
         if (energy_column) row.push_back(cell_text(stat(g, Metric::energy_mj), 2, 1, true, metric_def(Metric::energy_mj)));
-        bool done = true;
-        for (const auto* r : g.runs) done &= r->result.completed;
-        row.push_back(done ? "yes" : "limit");
+        bool done = true, stuck = false;
+        for (const auto* r : g.runs) {
+            done &= r->result.completed;
+            stuck |= r->result.stuck;
+        }
+        row.push_back(done ? "yes" : stuck ? "stuck" : "limit");
         rows.push_back(std::move(row));
     }
     // Widths in bytes, as always ("±" counts 2), except that the "†" mark counts 1 like the
@@ -327,7 +334,8 @@ std::string report_perf(const Scenario& sc, const std::vector<RunRecord>& runs, 
         }
         os << "# wakesim: case=" << r.case_name << " policy=" << r.policy << " seed=" << r.seed;
         if (c->warmup_ops || c->warmup_time) os << " (after warm-up)";
-        if (!r.result.completed) os << " (stopped at the time limit)";
+        if (r.result.stuck) os << " (stopped: nothing left to happen)";
+        else if (!r.result.completed) os << " (stopped at the time limit)";
         os << "\n";
         if (w.kind == "pipe") {
             // sched-pipe.c: processes unless -T; the model was validated against process mode.

@@ -229,6 +229,15 @@ std::vector<RunRecord> run_scenario(const Scenario& sc, const RunOptions& opt) {
                 }
                 // A full disk shows only here: fwrite buffers, and the last flush is fclose's.
                 if (tf) close_written(tf, trace_file, "the trace file");
+                if (r.stuck) {  // a deadlock in the workload, not a slow run: say who waits for what
+                    std::lock_guard<std::mutex> lock(progress_mu);
+                    std::fprintf(stderr,
+                                 "wakesim: warning: case %s, policy %s, seed %llu: nothing left to happen at %.3f ms "
+                                 "of simulated time, before the workload finished: %s\n",
+                                 quote_for_message(j.c->name).c_str(), quote_for_message(j.p->name).c_str(),
+                                 static_cast<unsigned long long>(j.seed), static_cast<double>(r.ended_at) / 1e6,
+                                 r.blocked.c_str());
+                }
                 if (tf && r.trace_entries == 0) {  // say why, not leave the user with a file of headers
                     std::lock_guard<std::mutex> lock(progress_mu);
                     if (opt.trace_window.from >= r.ended_at)

@@ -112,10 +112,15 @@ RunResult run_simulation(const RunSpec& spec) {
     // users write them) measures the time until the last task exited.
     const bool window_ops = ctl.ops() > ops_at_start;
     const bool finished = window_ops ? (stopped_by_ops || finished_all || driver.all_exited()) : finished_all;
+    const bool explained = (spec.find && spec.find->found()) || (spec.explain && spec.explain->stopped_run());
+    const bool stuck = !finished && !explained && engine.pending() == 0 && !driver.all_exited();
     Time end = engine.now();
     if (finished) end = window_ops ? ctl.last_op_time() : std::max(exited_at, window_start);
+    if (stuck) end = std::max(engine.last_event_time(), window_start);
     RunResult r;
     r.completed = finished;
+    r.stuck = stuck;
+    if (stuck) r.blocked = driver.blocked_text();
     if (spec.check_invariants) sched.check_invariants();
     counting.flush(end);
     metrics.c.ops = ctl.ops() - ops_at_start;
@@ -124,7 +129,7 @@ RunResult run_simulation(const RunSpec& spec) {
     r.select_calls = sched.select_calls();
     r.sim_time = end;
     r.metrics = window_metrics(metrics, sched, busy_at_start, window_start, end, r.events);
-    r.ended_at = engine.now();
+    r.ended_at = stuck ? end : engine.now();
     if (trace) {
         trace->finish();
         r.trace_entries = trace->entries();

@@ -225,6 +225,10 @@ std::string sweep_line(const Sweep& sw, size_t index, const RunResult& r) {
     j["policy"] = pt.scenario.policies[ref.policy_index].name;
     j["seed"] = ref.seed;
     j["completed"] = r.completed;
+    if (r.stuck) {
+        j["stuck"] = true;
+        j["blocked"] = r.blocked;
+    }
     j["metrics"] = metrics_json(r.metrics);
     return j.dump();
 }

@@ -969,3 +969,35 @@ TEST_CASE("cli: run --policy adds a registered policy the scenario lacks, with i
     CHECK(contains(bad.out, "--policy \"wf_synk\" names no policy of the scenario (\"plain\", \"reciprocal_sync\") nor of "
                             "`wakesim list policies`; did you mean \"wf_sync\"?"));
 }
+
+TEST_CASE("cli: a workload left with nothing to happen stops there, says who waits for what, and is not complete",
+          "[cli][run]") {
+    // a waits on a channel nobody posts; b's two instances wait at a barrier of three. Nothing is
+    // pending once they block: the run stops then, not at its 60 s limit.
+    TempDir tmp;
+    write_file(tmp.file("s.json"), R"({"name": "stuck", "machine": "kvm-2vcpu", "policies": ["plain"],
+      "workload": {"kind": "program", "channels": {"x": {}}, "barriers": {"z": 3}, "tasks": [
+        {"name": "a", "program": [{"run": "300us"}, {"wait": "x"}]},
+        {"name": "b", "count": 2, "program": [{"sleep": "1ms"}, {"barrier": "z"}]}]}})");
+    const std::string sc = shell_quote(tmp.file("s.json"));
+    const CmdResult table = run_wakesim("run " + sc);
+    INFO(table.out);
+    CHECK(table.rc == 0);
+    CHECK(contains(table.out, "  stuck\n"));
+    CHECK(contains(table.out, "wakesim: warning: case \"default\", policy \"plain\", seed 1: nothing left to happen at "));
+    CHECK(contains(table.out, "before the workload finished: a (waits on channel \"x\"), b-0 (waits at a barrier short of "
+                              "tasks), b-1 (waits at a barrier short of tasks)\n"));
+    const CmdResult json = run_wakesim("run " + sc + " -q --format json", false);
+    REQUIRE(json.rc == 0);
+    const auto run = nlohmann::json::parse(json.out).at("runs").at(0);
+    CHECK(run.at("completed") == false);
+    CHECK(run.at("stuck") == true);
+    CHECK(contains(run.at("blocked").get<std::string>(), "a (waits on channel \"x\")"));
+    const double ms = run.at("metrics").at("sim_time_ns").get<double>() / 1e6;
+    CHECK(ms >= 1.0);
+    CHECK(ms < 100.0);  // the last event, not the 60 s limit
+    // A run that finishes has no such keys.
+    const CmdResult fine = run_wakesim("run " + shell_quote(tiny_scenario(tmp)) + " -q --format json --case unpinned --policy plain", false);
+    REQUIRE(fine.rc == 0);
+    CHECK_FALSE(nlohmann::json::parse(fine.out).at("runs").at(0).contains("stuck"));
+}

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "engine/rng.h"
+#include "input/json_input.h"
 
 namespace wakesim {
 
@@ -623,6 +624,33 @@ void ProgramDriver::on_timer(int task, uint32_t) {
         c.phase = 2;
         s_->wake(task, timer_site_);
     }
+}
+
+std::string ProgramDriver::blocked_text() const {
+    std::string out;
+    int listed = 0, more = 0;
+    for (size_t i = 0; i < ctx_.size(); ++i) {
+        const Ctx& c = ctx_[i];
+        if (defs_[i].background || c.task_id < 0) continue;
+        const Task& t = s_->sched().task(c.task_id);
+        if (t.state == TaskState::exited) continue;
+        if (listed == 8) {
+            ++more;
+            continue;
+        }
+        std::string what = t.state == TaskState::sleeping ? "asleep" : "runnable";
+        if (c.suspended) {
+            what = "suspended, never resumed";
+        } else if (c.pc < c.nops) {
+            const Op& op = c.ops[c.pc];
+            if (op.kind == Op::wait) what = "waits on channel " + quote_for_message(chans_[static_cast<size_t>(op.a)].def.name);
+            else if (op.kind == Op::post) what = "waits to post to the full channel " + quote_for_message(chans_[static_cast<size_t>(op.a)].def.name);
+            else if (op.kind == Op::barrier) what = "waits at a barrier short of tasks";
+        }
+        out += (listed++ == 0 ? "" : ", ") + t.comm + " (" + what + ")";
+    }
+    if (more > 0) out += " and " + std::to_string(more) + " more";
+    return out;
 }
 
 }  // namespace wakesim

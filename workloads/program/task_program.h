@@ -125,6 +125,9 @@ public:
     void settle_all();
     // Every foreground task has exited (background hogs and noise never do).
     bool all_exited() const { return exited_ == foreground_; }
+    // The foreground tasks that have not exited and what each waits for, for a run left with
+    // nothing to happen: `a (waits on channel "x"), b (at a barrier)`; eight at most.
+    std::string blocked_text() const;
     // Tokens queued and waiters, for invariant checks: every post is consumed or still queued.
     int64_t tokens(int ch) const { return chans_[static_cast<size_t>(ch)].tokens; }
     int64_t posts(int ch) const { return chans_[static_cast<size_t>(ch)].posts; }
