@@ -194,6 +194,14 @@ TEST_CASE("A missing or malformed sysfs file is an InputError naming that file",
         const InputError e = import_error(kData);
         CHECK_THAT(e.expected(), Catch::Contains("cpu0, cpu1"));
     }
+    SECTION("the sysfs root instead of its devices/system/cpu") {
+        TreeCopy tree("sysfs-2s2c2t");
+        const fs::path sys = tree.cpu_dir().parent_path() / "sys";
+        fs::create_directories(sys / "devices" / "system");
+        fs::rename(tree.cpu_dir(), sys / "devices" / "system" / "cpu");
+        const InputError e = import_error(sys);
+        CHECK_THAT(e.expected(), Catch::Contains("they are in " + (sys / "devices" / "system" / "cpu").string()));
+    }
     SECTION("not a directory") {
         const InputError e = import_error(kData / "does-not-exist");
         CHECK_THAT(e.expected(), Catch::Contains("directory"));

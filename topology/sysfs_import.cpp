@@ -174,7 +174,13 @@ Topology import_sysfs(const std::string& dir) {
     std::error_code ec;
     if (!fs::is_directory(root, ec)) bad(dir, "expected a directory holding a copy of /sys/devices/system/cpu");
     const auto entries = numbered(root, "cpu");
-    if (entries.empty()) bad(dir, "expected cpu0, cpu1, ... directories (a copy of /sys/devices/system/cpu)");
+    if (entries.empty()) {
+        // Given /sys (or a copy of it) rather than its devices/system/cpu: say where to look.
+        const fs::path below = root / "devices" / "system" / "cpu";
+        if (fs::is_directory(below, ec) && !numbered(below, "cpu").empty())
+            bad(dir, "expected cpu0, cpu1, ... directories; they are in " + below.string() + ": pass that directory");
+        bad(dir, "expected cpu0, cpu1, ... directories (a copy of /sys/devices/system/cpu)");
+    }
 
     std::optional<CpuSet> online;
     if (auto t = read_text(root / "online")) online = parse_set(root / "online", *t);
