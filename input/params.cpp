@@ -232,7 +232,20 @@ ParamValues read_params(const JsonNode& obj, const ParamTable& table, const std:
         if (std::find(allowed.begin(), allowed.end(), s.name) == allowed.end()) allowed.push_back(s.name);
     // Every unknown key and every bad value of the object is reported, each on its own line.
     InputErrorCollector errors;
-    errors.attempt([&] { obj.check_keys(allowed); });
+    // A key spelled as fio or libfuse spell the setting: name the parameter that holds it.
+    std::vector<std::string> checked = allowed;
+    for (const std::string& k : obj.keys()) {
+        if (std::find(allowed.begin(), allowed.end(), k) != allowed.end()) continue;
+        for (const ParamSpec& s : table)
+            if (std::find(s.aka.begin(), s.aka.end(), k) != s.aka.end()) {
+                errors.add(InputError(obj.file(), obj.get(k)->pointer(),
+                                      "unknown key " + quote_for_message(k) + "; this setting is " +
+                                          quote_for_message(s.name) + " here"));
+                checked.push_back(k);
+                break;
+            }
+    }
+    errors.attempt([&] { obj.check_keys(checked); });
     ParamValues out;
     out.table_ = &table;
     for (const ParamSpec& s : table) {

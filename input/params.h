@@ -39,6 +39,9 @@ struct ParamSpec {
     // ("all CPUs"). It then reads back as the type's empty value (0, false, "") with given()
     // false. Leave default_value empty. A parameter with neither is required.
     std::string absent_means{};
+    // The setting as the tool the model follows spells it (fio's `cpus_allowed`, libfuse's
+    // `io_uring_nr_qs`): a key of that spelling is refused with this parameter's name, not read.
+    std::vector<std::string> aka{};
 
     bool required() const { return default_value.empty() && absent_means.empty(); }
     // "ns", "kHz", "bytes", "" : the unit of the read-back value.

@@ -62,7 +62,7 @@ const ParamTable& fio_params() {
             {.name = "cpus", .type = ParamType::cpulist,
              .help = "`--cpus_allowed` of every job. The first CPU is also the parent CPU the tasks are forked from "
                      "(default 0)",
-             .absent_means = "all CPUs"},
+             .absent_means = "all CPUs", .aka = {"cpus_allowed", "cpumask"}},
             {.name = "cpus_allowed_policy", .type = ParamType::choice, .default_value = "shared",
              .choices = {"shared", "split"},
              .help = "`--cpus_allowed_policy`: every job may use all of `cpus`, or job j is pinned to the j-th CPU "

@@ -99,11 +99,11 @@ const ParamTable& fuse_conn_params() {
         {.name = "nr_queues", .type = ParamType::integer, .min = 1, .max = kMaxCpus,
          .help = "`io_uring`: number of queues (`-o io_uring_nr_qs`, reduced-queues series): spread over the NUMA "
                  "nodes round-robin, the lowest-numbered CPUs of each node first",
-         .absent_means = "one queue per CPU (mainline)"},
+         .absent_means = "one queue per CPU (mainline)", .aka = {"nr_qs", "io_uring_nr_qs"}},
         {.name = "queue_cpus", .type = ParamType::cpulist,
          .help = "`io_uring`: the queues' CPUs (`-o io_uring_q_mask`); not with `nr_queues`. A request submitted "
                  "on a CPU without a queue uses queue (cpu + 1) mod n of the n queues of its node",
-         .absent_means = "see `nr_queues`"},
+         .absent_means = "see `nr_queues`", .aka = {"q_mask", "io_uring_q_mask"}},
         {.name = "max_background", .type = ParamType::integer, .default_value = "12", .min = 1, .max = 65535,
          .help = "the connection's `max_background` (FUSE_DEFAULT_MAX_BACKGROUND 12; the server may raise it in its "
                  "INIT reply): background requests beyond it wait in fc->bg_queue (/dev/fuse) or the queue's "
