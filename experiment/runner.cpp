@@ -93,10 +93,11 @@ std::string trace_name(const std::string& base, const Job& j, bool many) {
 }
 
 // The case or policy an option names; where the file declares them, the names it has and the
-// nearest when it names none.
+// nearest when it names none (of those, and of `elsewhere_names`: `elsewhere` says where they are).
 template <class T>
 const T& find_named(const Scenario& sc, const std::vector<T>& have, const char* what, const char* key,
-                    const std::string& want) {
+                    const std::string& want, const std::vector<std::string>& elsewhere_names = {},
+                    const std::string& elsewhere = "") {
     std::vector<std::string> names;
     for (const auto& x : have) {
         if (x.name == want) return x;
@@ -104,10 +105,11 @@ const T& find_named(const Scenario& sc, const std::vector<T>& have, const char* 
     }
     std::string list;
     for (const auto& n : names) list += (list.empty() ? "" : ", ") + quote_for_message(n);
+    names.insert(names.end(), elsewhere_names.begin(), elsewhere_names.end());
     const std::string hint = nearest_name(want, names);
     throw InputError(sc.file, key,
                      std::string("--") + what + " " + quote_for_message(want) + " names no " + what +
-                         " of the scenario; expected one of: " + list +
+                         " of the scenario" + elsewhere + "; expected one of: " + list +
                          (hint.empty() ? "" : " (did you mean " + quote_for_message(hint) + "?)"));
 }
 
@@ -122,20 +124,7 @@ const CaseSpec& scenario_case(const Scenario& sc, const std::string& want) {
 }
 
 const Policy& scenario_policy(const Scenario& sc, const std::string& want) {
-    for (const Policy& p : sc.policies)
-        if (p.name == want) return p;
-    std::vector<std::string> names;
-    std::string list;
-    for (const Policy& p : sc.policies) {
-        names.push_back(p.name);
-        list += (list.empty() ? "" : ", ") + quote_for_message(p.name);
-    }
-    for (const std::string& n : policy_names()) names.push_back(n);
-    const std::string hint = nearest_name(want, names);
-    throw InputError(sc.file, "/policies",
-                     "--policy " + quote_for_message(want) + " names no policy of the scenario (" + list +
-                         ") nor of `wakesim list policies`" +
-                         (hint.empty() ? "" : "; did you mean " + quote_for_message(hint) + "?"));
+    return find_named(sc, sc.policies, "policy", "/policies", want, policy_names(), " nor of `wakesim list policies`");
 }
 
 std::vector<RunRecord> run_scenario(const Scenario& sc, const RunOptions& opt) {

@@ -282,11 +282,6 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
     return sc;
 }
 
-Scenario load_scenario(const std::string& path) {
-    nlohmann::json doc = load_json_file(path);
-    return parse_scenario(doc, path);
-}
-
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& wanted) {
     nlohmann::json doc = load_json_file(path);
     Scenario sc = parse_scenario(doc, path);

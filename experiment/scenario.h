@@ -70,10 +70,9 @@ struct Scenario {
 // "fnv1a64:..." of a document in canonical form (Scenario::hash).
 std::string scenario_hash(const nlohmann::json& doc);
 // Reads and validates a scenario file. Errors are InputError (file, JSON pointer, expectation).
-Scenario load_scenario(const std::string& path);
-// The same with each name of `wanted` that the file's "policies" lack but the policy registry has
-// appended with its default parameters (`run --policy NAME`).
-Scenario load_scenario(const std::string& path, const std::vector<std::string>& wanted);
+// Each name of `wanted` that the file's "policies" lack but the policy registry has is appended
+// with its default parameters (`run --policy NAME`).
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& wanted = {});
 // The same from an already parsed document (`file` is used in messages and to resolve paths).
 Scenario parse_scenario(const nlohmann::json& doc, const std::string& file);
 

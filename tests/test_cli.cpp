@@ -966,8 +966,8 @@ TEST_CASE("cli: run --policy adds a registered policy the scenario lacks, with i
     const CmdResult bad = run_wakesim("run " + sc + " -q --policy wf_synk");
     CHECK(bad.rc == 2);
     CHECK(count_lines(bad.out) == 1);
-    CHECK(contains(bad.out, "--policy \"wf_synk\" names no policy of the scenario (\"plain\", \"reciprocal_sync\") nor of "
-                            "`wakesim list policies`; did you mean \"wf_sync\"?"));
+    CHECK(contains(bad.out, "--policy \"wf_synk\" names no policy of the scenario nor of `wakesim list policies`; "
+                            "expected one of: \"plain\", \"reciprocal_sync\" (did you mean \"wf_sync\"?)"));
 }
 
 TEST_CASE("cli: a workload left with nothing to happen stops there, says who waits for what, and is not complete",

@@ -168,7 +168,9 @@ struct StepReader {
     // A channel named by a string: a non-string is a type error, an unknown name gets the near miss.
     int channel(const JsonNode& c) const {
         const std::string cn = c.as_string();
-        if (chans.empty()) c.fail("expected a channel declared in the program's \"channels\" object (it declares none), got " + quote_for_message(cn));
+        if (chans.empty())
+            c.fail("expected a channel declared in the program's \"channels\" object (it declares none), got " +
+                   quote_for_message(cn));
         auto it = chans.find(cn);
         return it != chans.end() ? it->second : chans.at(c.as_enum(names_of(chans)));  // as_enum fails
     }
@@ -256,7 +258,8 @@ struct StepReader {
                     waits = true;
                     s.kind = StepKind::barrier;
                     if (barriers.empty())
-                        st.at("barrier").fail("expected a barrier declared in the program's \"barriers\" object (it declares none)");
+                        st.at("barrier").fail(
+                            "expected a barrier declared in the program's \"barriers\" object (it declares none)");
                     s.target = barriers.at(st.at("barrier").as_enum(names_of(barriers)));
                 } else if (st.has("op")) {
                     st.check_keys({"op"});
