@@ -334,7 +334,7 @@ std::string report_perf(const Scenario& sc, const std::vector<RunRecord>& runs, 
         }
         os << "# wakesim: case=" << r.case_name << " policy=" << r.policy << " seed=" << r.seed;
         if (c->warmup_ops || c->warmup_time) os << " (after warm-up)";
-        if (r.result.stuck) os << " (stopped: nothing left to happen)";
+        if (r.result.stuck) os << " (stopped: its tasks wait for steps no task will take)";
         else if (!r.result.completed) os << " (stopped at the time limit)";
         os << "\n";
         if (w.kind == "pipe") {

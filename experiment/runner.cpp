@@ -221,8 +221,8 @@ std::vector<RunRecord> run_scenario(const Scenario& sc, const RunOptions& opt) {
                 if (r.stuck) {  // a deadlock in the workload, not a slow run: say who waits for what
                     std::lock_guard<std::mutex> lock(progress_mu);
                     std::fprintf(stderr,
-                                 "wakesim: warning: case %s, policy %s, seed %llu: nothing left to happen at %.3f ms "
-                                 "of simulated time, before the workload finished: %s\n",
+                                 "wakesim: warning: case %s, policy %s, seed %llu: stuck at %.3f ms of simulated "
+                                 "time, before the workload finished: %s\n",
                                  quote_for_message(j.c->name).c_str(), quote_for_message(j.p->name).c_str(),
                                  static_cast<unsigned long long>(j.seed), static_cast<double>(r.ended_at) / 1e6,
                                  r.blocked.c_str());

@@ -94,6 +94,13 @@ RunResult run_simulation(const RunSpec& spec) {
         exited_at = engine.now();
         engine.stop();
     });
+    bool deadlocked = false;
+    Time deadlock_at = 0;  // when the last foreground task went to sleep for good
+    ctl.set_deadlock([&] {
+        deadlocked = true;
+        deadlock_at = engine.now();
+        engine.stop();
+    });
     if (spec.warmup_ops == 0 && spec.warmup_time == 0) begin_window();
     driver.setup(cpus, 0, spec.workload.parent_cpu, spec.seed, spec.workload.fork_gap_min_ns, spec.workload.fork_gap_max_ns);
 
@@ -105,7 +112,9 @@ RunResult run_simulation(const RunSpec& spec) {
         if (spec.stop_ops) ctl.set_stop(ctl.ops() + spec.stop_ops, stop_at_ops);
     }
     // explain stops at its call's wakee running (or, finding the call, at the call)
-    if (!(spec.find && spec.find->found()) && !(spec.explain && spec.explain->stopped_run())) engine.run_until(limit);
+    if (!(spec.find && spec.find->found()) && !(spec.explain && spec.explain->stopped_run()) && !finished_all &&
+        !deadlocked)
+        engine.run_until(limit);
     driver.settle_all();  // nor is a pull counted that the run ended before
     // A run whose foreground tasks all exited (or that reached its ops) is complete. Its window
     // ends at the last finished op; a window without ops (a program without `op` steps, as rt-app
@@ -113,10 +122,12 @@ RunResult run_simulation(const RunSpec& spec) {
     const bool window_ops = ctl.ops() > ops_at_start;
     const bool finished = window_ops ? (stopped_by_ops || finished_all || driver.all_exited()) : finished_all;
     const bool explained = (spec.find && spec.find->found()) || (spec.explain && spec.explain->stopped_run());
-    const bool stuck = !finished && !explained && engine.pending() == 0 && !driver.all_exited();
+    // Stuck: its tasks wait on each other (however busy background tasks keep the CPUs), or
+    // nothing is left to happen at all (a wait no program step can end: a parent that never forks).
+    const bool stuck = !finished && !explained && (deadlocked || (engine.pending() == 0 && !driver.all_exited()));
     Time end = engine.now();
     if (finished) end = window_ops ? ctl.last_op_time() : std::max(exited_at, window_start);
-    if (stuck) end = std::max(engine.last_event_time(), window_start);
+    if (stuck) end = std::max(deadlocked ? deadlock_at : engine.last_event_time(), window_start);
     RunResult r;
     r.completed = finished;
     r.stuck = stuck;

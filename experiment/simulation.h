@@ -47,9 +47,10 @@ struct RunResult {
     Time sim_time = 0;
     bool completed = false;  // the workload finished (or reached stop_ops) before max_time
     Time ended_at = 0;           // the simulated time the run stopped at (sim_time ends at the last op)
-    // Nothing was left to happen before the workload finished: no event pending, every remaining
-    // task blocked for good (a channel nobody posts, a barrier short of tasks). The window ends at
-    // the last event; `blocked` names the tasks and what they wait for.
+    // The workload could not finish: every foreground task left slept until another acted (a
+    // channel nobody posts, a barrier short of tasks), however busy background tasks kept the
+    // CPUs, or no event was pending at all. The window ends when the last of them went to sleep
+    // (or at the last event); `blocked` names the tasks and what they wait for.
     bool stuck = false;
     std::string blocked;
     uint64_t trace_entries = 0;  // events written to the trace, if one was asked for

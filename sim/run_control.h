@@ -31,6 +31,12 @@ public:
         if (on_finish_) on_finish_();
     }
     void set_finish(std::function<void()> f) { on_finish_ = std::move(f); }
+    // The workload's foreground tasks can no longer finish: each has exited or sleeps until
+    // another of them acts.
+    void deadlock() {
+        if (on_deadlock_) on_deadlock_();
+    }
+    void set_deadlock(std::function<void()> f) { on_deadlock_ = std::move(f); }
     void set_stop(uint64_t ops, std::function<void()> f) {
         stop_ops_ = ops;
         on_stop_ = std::move(f);
@@ -41,7 +47,7 @@ private:
     Time last_op_time_ = 0;
     uint64_t ops_ = 0, bytes_ = 0;
     uint64_t warmup_ops_ = 0, stop_ops_ = 0;
-    std::function<void()> on_warmup_, on_stop_, on_finish_;
+    std::function<void()> on_warmup_, on_stop_, on_finish_, on_deadlock_;
 };
 
 }  // namespace wakesim

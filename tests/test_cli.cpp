@@ -984,7 +984,7 @@ TEST_CASE("cli: a workload left with nothing to happen stops there, says who wai
     INFO(table.out);
     CHECK(table.rc == 0);
     CHECK(contains(table.out, "  stuck\n"));
-    CHECK(contains(table.out, "wakesim: warning: case \"default\", policy \"plain\", seed 1: nothing left to happen at "));
+    CHECK(contains(table.out, "wakesim: warning: case \"default\", policy \"plain\", seed 1: stuck at "));
     CHECK(contains(table.out, "before the workload finished: a (waits on channel \"x\"), b-0 (waits at a barrier short of "
                               "tasks), b-1 (waits at a barrier short of tasks)\n"));
     const CmdResult json = run_wakesim("run " + sc + " -q --format json", false);
@@ -995,9 +995,44 @@ TEST_CASE("cli: a workload left with nothing to happen stops there, says who wai
     CHECK(contains(run.at("blocked").get<std::string>(), "a (waits on channel \"x\")"));
     const double ms = run.at("metrics").at("sim_time_ns").get<double>() / 1e6;
     CHECK(ms >= 1.0);
-    CHECK(ms < 100.0);  // the last event, not the 60 s limit
+    CHECK(ms < 2.0);  // when b-1 reached the barrier (after its fork and 1 ms sleep), not the 60 s limit
     // A run that finishes has no such keys.
     const CmdResult fine = run_wakesim("run " + shell_quote(tiny_scenario(tmp)) + " -q --format json --case unpinned --policy plain", false);
     REQUIRE(fine.rc == 0);
     CHECK_FALSE(nlohmann::json::parse(fine.out).at("runs").at(0).contains("stuck"));
+}
+
+TEST_CASE("cli: a deadlock beside hogs and noise is found when the last task goes to sleep, not at the limit",
+          "[cli][run]") {
+    // The hog and the noise task keep events coming for the whole 60 s limit; the program tasks
+    // deadlock at about 1 ms: c waits on "y", which only d posts, and d exits without posting.
+    TempDir tmp;
+    write_file(tmp.file("s.json"), R"({"name": "stuck", "machine": "kvm-2vcpu", "policies": ["plain"],
+      "workload": {"kind": "program", "channels": {"x": {}, "y": {}},
+        "hogs": {"count": 1}, "noise": {"count": 1, "period": "1ms", "run": "100us"}, "tasks": [
+        {"name": "c", "program": [{"post": "x"}, {"wait": "y"}]},
+        {"name": "d", "program": [{"wait": "x"}, {"run": "1ms"}]}]}})");
+    const CmdResult json = run_wakesim("run " + shell_quote(tmp.file("s.json")) + " -q --format json", false);
+    REQUIRE(json.rc == 0);
+    const auto run = nlohmann::json::parse(json.out).at("runs").at(0);
+    CHECK(run.at("completed") == false);
+    CHECK(run.at("stuck") == true);
+    CHECK(run.at("blocked") == "c (waits on channel \"y\")");
+    const double ms = run.at("metrics").at("sim_time_ns").get<double>() / 1e6;
+    CHECK(ms >= 1.0);  // d's exit after its 1 ms of work, sharing the CPUs with the hog and the noise
+    CHECK(ms < 5.0);
+    const CmdResult table = run_wakesim("run " + shell_quote(tmp.file("s.json")));
+    CHECK(contains(table.out, "seed 1: stuck at "));
+    CHECK(contains(table.out, "  stuck\n"));
+    // The same tasks without the deadlock finish as before.
+    write_file(tmp.file("ok.json"), R"({"name": "fine", "machine": "kvm-2vcpu", "policies": ["plain"],
+      "workload": {"kind": "program", "channels": {"x": {}, "y": {}},
+        "hogs": {"count": 1}, "noise": {"count": 1, "period": "1ms", "run": "100us"}, "tasks": [
+        {"name": "c", "program": [{"post": "x"}, {"wait": "y"}]},
+        {"name": "d", "program": [{"wait": "x"}, {"run": "1ms"}, {"post": "y"}]}]}})");
+    const CmdResult ok = run_wakesim("run " + shell_quote(tmp.file("ok.json")) + " -q --format json", false);
+    REQUIRE(ok.rc == 0);
+    const auto fine = nlohmann::json::parse(ok.out).at("runs").at(0);
+    CHECK(fine.at("completed") == true);
+    CHECK_FALSE(fine.contains("stuck"));
 }

@@ -70,6 +70,7 @@ void ProgramDriver::setup(CpuExec& s, Time at, int parent_cpu, uint64_t seed, in
     for (size_t i = 0; i < defs_.size(); ++i) {
         Ctx& c = ctx_[i];
         foreground_ += defs_[i].background ? 0 : 1;
+        c.background = defs_[i].background;
         c.task_id = s.add_task(defs_[i].spec);
         c.code = defs_[i].code;
         if (c.code.data() != last_code) {
@@ -203,7 +204,7 @@ bool ProgramDriver::take_token(ChanState& c) {
             if (c.pages == 0) c.head_fill = 0;
         }
     }
-    if (room && !c.writers.empty()) s_->wake(ctx_[static_cast<size_t>(dequeue(c.writers))].task_id, c.def.write_site);
+    if (room && !c.writers.empty()) wake_peer(dequeue(c.writers), c.def.write_site);
     return true;
 }
 
@@ -262,7 +263,10 @@ Action ProgramDriver::next_action(Task& t) {
                                      " loops without spending time or blocking (e.g. it posts to the channel it waits on)");
         if (c.pc >= c.nops) {
             if (joined > 0) return joined_run(joined);
-            if (!defs_[static_cast<size_t>(&c - ctx_.data())].background && ++exited_ == foreground_) ctl_.finish();
+            if (!defs_[static_cast<size_t>(&c - ctx_.data())].background) {
+                if (++exited_ == foreground_) ctl_.finish();
+                else check_deadlock();  // it was the one the others waited for
+            }
             return Action::Exit();
         }
         const Op& op = c.ops[c.pc];
@@ -299,7 +303,7 @@ Action ProgramDriver::next_action(Task& t) {
                     c.phase = 0;
                     c.write_slept = true;
                     enqueue(ch.writers, self);
-                    return Action::Block();  // retried from the start when woken
+                    return block_on_peer(c);  // retried from the start when woken
                 }
                 if (c.phase == 0) {
                     // The write itself (op.ns: pipe_write() up to its wakeup) with the pull of the
@@ -325,10 +329,10 @@ Action ProgramDriver::next_action(Task& t) {
                 c.phase = 0;
                 ++ch.posts;
                 if (!ch.readers.empty()) {
-                    Ctx& r = ctx_[static_cast<size_t>(dequeue(ch.readers))];
-                    r.granted = true;
+                    const int r = dequeue(ch.readers);
+                    ctx_[static_cast<size_t>(r)].granted = true;
                     ++ch.takes;
-                    s_->wake(r.task_id, ch.def.read_site);
+                    wake_peer(r, ch.def.read_site);
                 } else {
                     put_token(ch);
                 }
@@ -336,7 +340,7 @@ Action ProgramDriver::next_action(Task& t) {
                 if (c.write_slept) {
                     c.write_slept = false;
                     if (ch.def.slot_tokens > 0 && !write_blocks(ch) && !ch.writers.empty())
-                        s_->wake(ctx_[static_cast<size_t>(dequeue(ch.writers))].task_id, ch.def.write_site);
+                        wake_peer(dequeue(ch.writers), ch.def.write_site);
                 }
                 ++c.pc;
                 break;
@@ -354,11 +358,11 @@ Action ProgramDriver::next_action(Task& t) {
                     } else {
                         c.phase = 2;
                         enqueue(ch.readers, static_cast<int>(&c - ctx_.data()));
-                        return Action::Block();
+                        return block_on_peer(c);
                     }
                 }
                 if (c.phase == 2) {
-                    if (!c.granted) return Action::Block();  // not our token yet
+                    if (!c.granted) return block_on_peer(c);  // not our token yet
                     c.granted = false;
                     c.phase = 3;
                 }
@@ -382,7 +386,7 @@ Action ProgramDriver::next_action(Task& t) {
                 Ctx& target = ctx_[static_cast<size_t>(op.a)];
                 if (target.suspended) {
                     target.suspended = false;
-                    s_->wake(target.task_id, generic_site_);
+                    wake_peer(op.a, generic_site_);
                 } else {
                     ++target.resume_pending;
                 }
@@ -399,9 +403,9 @@ Action ProgramDriver::next_action(Task& t) {
                     }
                     c.phase = 1;
                     c.suspended = true;
-                    return Action::Block();
+                    return block_on_peer(c);
                 }
-                if (c.suspended) return Action::Block();
+                if (c.suspended) return block_on_peer(c);
                 c.phase = 0;
                 ++c.pc;
                 break;
@@ -465,13 +469,13 @@ Action ProgramDriver::next_action(Task& t) {
                 if (c.phase == 0) {
                     if (++b.arrived == b.size) {
                         if (b.releaser >= 0 && op.b == 0) {
-                            Ctx& r = ctx_[static_cast<size_t>(b.releaser)];
+                            const int r = b.releaser;
                             b.releaser = -1;
-                            r.phase = 2;
-                            s_->wake(r.task_id, generic_site_);
+                            ctx_[static_cast<size_t>(r)].phase = 2;
+                            wake_peer(r, generic_site_);
                             c.phase = 1;
                             b.waiting.push_back(self);
-                            return Action::Block();
+                            return block_on_peer(c);
                         }
                         release(b);
                         ++c.pc;
@@ -482,9 +486,9 @@ Action ProgramDriver::next_action(Task& t) {
                         b.releaser = self;
                     else
                         b.waiting.push_back(self);
-                    return Action::Block();
+                    return block_on_peer(c);
                 }
-                if (c.phase == 1) return Action::Block();
+                if (c.phase == 1) return block_on_peer(c);
                 if (op.b == 1) release(b);  // woken by the last arrival: now the others go
                 c.phase = 0;
                 ++c.pc;
@@ -612,9 +616,26 @@ void ProgramDriver::release(Barrier& b) {
     b.arrived = 0;
     for (int w : b.waiting) {
         ctx_[static_cast<size_t>(w)].phase = 2;
-        s_->wake(ctx_[static_cast<size_t>(w)].task_id, generic_site_);
+        wake_peer(w, generic_site_);
     }
     b.waiting.clear();
+}
+
+void ProgramDriver::wake_peer(int ctx, const WakeSite& site) {
+    Ctx& c = ctx_[static_cast<size_t>(ctx)];
+    if (c.peer_wait) {
+        c.peer_wait = false;
+        --peer_waits_;
+    }
+    s_->wake(c.task_id, site);
+}
+
+// Background tasks (hogs, noise, a FUSE server's threads) take no step that wakes a program
+// task's peer wait, so once every foreground task sleeps in one or has exited, none ever wakes.
+void ProgramDriver::check_deadlock() {
+    if (deadlocked_ || peer_waits_ == 0 || peer_waits_ + exited_ != foreground_) return;
+    deadlocked_ = true;
+    ctl_.deadlock();
 }
 
 void ProgramDriver::on_timer(int task, uint32_t) {

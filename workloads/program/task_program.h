@@ -175,6 +175,8 @@ private:
         bool granted = false;
         bool write_slept = false;  // blocked on a full pipe since its last post (wake_next_writer)
         bool suspended = false;
+        bool peer_wait = false;   // asleep until another program task acts (block_on_peer())
+        bool background = false;  // its definition's
         int64_t resume_pending = 0;
         std::vector<LoopFrame> loops;
         Code code;  // shares the task definition's list
@@ -193,6 +195,19 @@ private:
         int releaser = -1;  // a releasing task (Op b = 1) waiting for the others to arrive
     };
     void release(Barrier& b);
+    // A sleep that only another program task can end (a post, a take, a barrier's last arrival,
+    // a resume), and the wake that ends it: counted, so that a workload whose foreground tasks
+    // all sleep so, or have exited, is known to be deadlocked however busy hogs, noise or a FUSE
+    // server keep the CPUs.
+    Action block_on_peer(Ctx& c) {
+        if (!c.peer_wait && !c.background) {
+            c.peer_wait = true;
+            if (++peer_waits_ + exited_ == foreground_) check_deadlock();
+        }
+        return Action::Block();
+    }
+    void wake_peer(int ctx, const WakeSite& site);
+    void check_deadlock();
     struct TimerState {
         Time next = 0;
         bool started = false;
@@ -224,6 +239,8 @@ private:
     std::vector<int> by_task_id_;     // scheduler id -> program index
     int exited_ = 0;
     int foreground_ = 0;
+    int peer_waits_ = 0;       // foreground tasks asleep in block_on_peer()
+    bool deadlocked_ = false;  // reported once
     // A FUSE server's threads start first and the clients once every one of them has gone to
     // sleep waiting for requests: the mount exists, idle, before its clients run.
     int servers_pending_ = 0;
