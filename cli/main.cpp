@@ -139,9 +139,24 @@ ShownMachine load_topo_arg(const std::string& arg) {
     return {topology_from_json(node), std::nullopt};
 }
 
+// Checked before any run, so that a long set of runs is not lost to a path it cannot write: an
+// existing file only with --force, and a file that can be created or written.
 void refuse_overwrite(const std::string& path, bool force) {
-    if (path.empty() || force || !std::filesystem::exists(path)) return;
-    throw InputError(path, "", "expected a file that does not exist yet; pass --force to overwrite it");
+    if (path.empty()) return;
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::file_status st = fs::status(path, ec);
+    if (fs::exists(st)) {
+        if (fs::is_directory(st)) throw InputError(path, "", "is a directory; expected a file to write");
+        if (!force) throw InputError(path, "", "expected a file that does not exist yet; pass --force to overwrite it");
+        if (::access(path.c_str(), W_OK) != 0) throw InputError(path, "", "cannot be written: " + std::string(std::strerror(errno)));
+        return;
+    }
+    const fs::path dir = fs::path(path).parent_path().empty() ? fs::path(".") : fs::path(path).parent_path();
+    if (!fs::is_directory(dir, ec))
+        throw InputError(path, "", "expected a file in an existing directory; " + dir.string() + " is not one");
+    if (::access(dir.c_str(), W_OK) != 0)
+        throw InputError(path, "", "cannot be created in " + dir.string() + ": " + std::string(std::strerror(errno)));
 }
 
 // `--trace-window FROM:TO`: two durations with units, FROM < TO.
@@ -411,7 +426,8 @@ static int wakesim_main(int argc, char** argv) {
     bool run_quiet = false;
     run->add_flag("-q,--quiet", run_quiet,
                   "no progress lines on stderr (shown for runs longer than 2 s) and no warning for sets of runs "
-                  "estimated to take long");
+                  "estimated to take long; warnings about the results (a stuck run, runs too short, an empty trace) "
+                  "still show");
 
     auto* compare = app.add_subcommand(
         "compare", "compare each policy with a baseline policy over seeds: mean, sd, 95% CI, Δ% and Welch's t-test");

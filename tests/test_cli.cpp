@@ -325,6 +325,21 @@ TEST_CASE("cli: --out refuses to overwrite without --force", "[cli][run]") {
     CHECK(read_file(out) == report);
 }
 
+TEST_CASE("cli: --out to a path that cannot be written fails before any run", "[cli][run]") {
+    // A scenario that runs to its 60 s limit: refused at once, not after the runs.
+    TempDir tmp;
+    write_file(tmp.file("long.json"), R"({"name": "long", "machine": "kvm-2vcpu", "policies": ["plain"],
+      "workload": {"kind": "program", "tasks": [{"name": "a", "program": [{"loop": 0, "do": [{"sleep": "1ns"}]}]}]}})");
+    const std::string sc = shell_quote(tmp.file("long.json"));
+    const CmdResult missing = run_wakesim("run " + sc + " -q --out " + shell_quote(tmp.file("no/such/dir/r.txt")));
+    CHECK(missing.rc == 2);
+    CHECK(count_lines(missing.out) == 1);
+    CHECK(contains(missing.out, "expected a file in an existing directory"));
+    const CmdResult dir = run_wakesim("run " + sc + " -q --out " + shell_quote(tmp.path().string()) + " --force");
+    CHECK(dir.rc == 2);
+    CHECK(contains(dir.out, "is a directory; expected a file to write"));
+}
+
 TEST_CASE("cli: --trace writes ftrace text", "[cli][run]") {
     TempDir tmp;
     const std::string sc = shell_quote(tiny_scenario(tmp));
@@ -1035,4 +1050,32 @@ TEST_CASE("cli: a deadlock beside hogs and noise is found when the last task goe
     const auto fine = nlohmann::json::parse(ok.out).at("runs").at(0);
     CHECK(fine.at("completed") == true);
     CHECK_FALSE(fine.contains("stuck"));
+}
+
+TEST_CASE("cli: a server that loops forever, left waiting for requests after its client exited, ends a complete run",
+          "[cli][run]") {
+    // The client's 50 requests done, the server waits on "req" for good: finished, not stuck, the
+    // window ending at the last op. Two endless tasks that wait on each other from the start are
+    // a deadlock all the same: nobody has exited.
+    TempDir tmp;
+    write_file(tmp.file("s.json"), R"({"name": "served", "machine": "kvm-2vcpu", "policies": ["plain"],
+      "workload": {"kind": "program", "channels": {"req": {}, "rep": {}}, "hogs": {"count": 1}, "tasks": [
+        {"name": "client", "program": [{"loop": 50, "do": [{"run": "2us"}, {"post": "req"}, {"wait": "rep"}, {"op": 64}]}]},
+        {"name": "server", "program": [{"loop": 0, "do": [{"wait": "req"}, {"run": "3us"}, {"post": "rep"}]}]}]}})");
+    const CmdResult json = run_wakesim("run " + shell_quote(tmp.file("s.json")) + " -q --format json", false);
+    REQUIRE(json.rc == 0);
+    const auto run = nlohmann::json::parse(json.out).at("runs").at(0);
+    CHECK(run.at("completed") == true);
+    CHECK_FALSE(run.contains("stuck"));
+    CHECK(run.at("metrics").at("ops") == 50);
+    CHECK(run.at("metrics").at("sim_time_ns").get<double>() < 5e6);  // not the 60 s limit beside the hog
+    write_file(tmp.file("d.json"), R"({"name": "dead", "machine": "kvm-2vcpu", "policies": ["plain"],
+      "workload": {"kind": "program", "channels": {"x": {}, "y": {}}, "tasks": [
+        {"name": "a", "program": [{"loop": 0, "do": [{"wait": "x"}, {"post": "y"}]}]},
+        {"name": "b", "program": [{"loop": 0, "do": [{"wait": "y"}, {"post": "x"}]}]}]}})");
+    const CmdResult dead = run_wakesim("run " + shell_quote(tmp.file("d.json")) + " -q --format json", false);
+    REQUIRE(dead.rc == 0);
+    const auto d = nlohmann::json::parse(dead.out).at("runs").at(0);
+    CHECK(d.at("completed") == false);
+    CHECK(d.at("stuck") == true);
 }

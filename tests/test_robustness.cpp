@@ -217,20 +217,23 @@ TEST_CASE("robustness: memory follows what a run needs, and a run beyond --max-m
 
 // Issue 14: 4096 seeds x cases x policies started thousands of runs without a word. A set of runs
 // estimated to take long says so first on stderr, then counts the runs done; --quiet hides both.
-// (The first run fails at once here -- its trace cannot be opened -- so the test is short.)
+// (The first run fails at once here -- its trace file's name is taken by a directory -- so the
+// test is short.)
 TEST_CASE("robustness: a long set of runs warns first, unless --quiet", "[cli][robustness]") {
+    TempDir tmp;
+    fs::create_directories(tmp.path() / "t.unpinned.plain.s1.txt");
     const std::string sc = shell_quote((kSource / "scenarios" / "pipe-altra.json").string());
-    const std::string args = "run " + sc + " --seeds 10000 --trace /nonexistent-dir/t.txt";
+    const std::string args = "run " + sc + " --seeds 10000 --jobs 1 --force --trace " + shell_quote(tmp.file("t.txt"));
     const CmdResult loud = run_wakesim(args);
     INFO(loud.out);
     CHECK(loud.rc == 2);
     CHECK(loud.out.rfind("wakesim: warning: ", 0) == 0);
     CHECK(contains(loud.out, "0000 runs estimated at about "));
-    CHECK(contains(loud.out, "--quiet hides this\nwakesim: error: /nonexistent-dir/t."));
+    CHECK(contains(loud.out, "--quiet hides this\nwakesim: error: " + tmp.file("t.unpinned.plain.s1.txt")));
     const CmdResult quiet = run_wakesim(args + " --quiet");
     CHECK(quiet.rc == 2);
     CHECK(count_lines(quiet.out) == 1);
-    CHECK(quiet.out.rfind("wakesim: error: /nonexistent-dir/t.", 0) == 0);
+    CHECK(quiet.out.rfind("wakesim: error: " + tmp.file("t.unpinned.plain.s1.txt"), 0) == 0);
 }
 
 // Issue 14: two case names that differ only after a NUL wrote one trace file. A trace file name

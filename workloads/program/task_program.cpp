@@ -632,10 +632,19 @@ void ProgramDriver::wake_peer(int ctx, const WakeSite& site) {
 
 // Background tasks (hogs, noise, a FUSE server's threads) take no step that wakes a program
 // task's peer wait, so once every foreground task sleeps in one or has exited, none ever wakes.
+// Where the sleepers all loop forever and some task has exited, they are servers left waiting for
+// clients that are done: the workload has finished. Otherwise it is deadlocked.
 void ProgramDriver::check_deadlock() {
     if (deadlocked_ || peer_waits_ == 0 || peer_waits_ + exited_ != foreground_) return;
     deadlocked_ = true;
-    ctl_.deadlock();
+    bool served = exited_ > 0;
+    for (size_t i = 0; i < ctx_.size() && served; ++i) {
+        const Ctx& c = ctx_[i];
+        if (!c.peer_wait) continue;
+        served = std::any_of(c.loops.begin(), c.loops.end(), [](const LoopFrame& f) { return f.left < 0; });
+    }
+    if (served) ctl_.finish();
+    else ctl_.deadlock();
 }
 
 void ProgramDriver::on_timer(int task, uint32_t) {
