@@ -19,11 +19,14 @@ namespace {
 
 // The run's metrics (metrics/metric_table.cpp) from the window's counters, the CPUs' busy time and
 // the hardware model.
-RunMetrics window_metrics(const Metrics& m, const Scheduler& s, const std::vector<Time>& busy_at_start, Time start,
-                          Time end, uint64_t events) {
+// A window that ends at the last op, before the run stopped (its tasks' exits), counts the CPUs'
+// busy time up to that op.
+RunMetrics window_metrics(const Metrics& m, const Scheduler& s, const CpuExec& cpus, const std::vector<Time>& busy_at_start,
+                          Time start, Time end, bool at_last_op, uint64_t events) {
     RunInputs in{m, end - start, {}, {}, events};
     for (int cpu = 0; cpu < s.topo().nr_cpus(); ++cpu)
-        in.busy_ns.push_back(s.cpu_busy_ns(cpu) - busy_at_start[static_cast<size_t>(cpu)]);
+        in.busy_ns.push_back((at_last_op ? cpus.cpu_busy_at_mark(cpu) : s.cpu_busy_ns(cpu)) -
+                             busy_at_start[static_cast<size_t>(cpu)]);
     in.hw = s.hardware().window_stats();
     return collect_metrics(in);
 }
@@ -85,6 +88,7 @@ RunResult run_simulation(const RunSpec& spec) {
         engine.stop();
     };
     ctl.set_clock(&engine);
+    cpus.set_mark(ctl.last_op_time_ptr());
     ctl.set_warmup(spec.warmup_ops, [&] { begin_window(); });
     if (spec.stop_ops && spec.warmup_time == 0) ctl.set_stop(spec.stop_ops, stop_at_ops);
     bool finished_all = false;
@@ -139,7 +143,8 @@ RunResult run_simulation(const RunSpec& spec) {
     r.events = engine.events_processed();
     r.select_calls = sched.select_calls();
     r.sim_time = end;
-    r.metrics = window_metrics(metrics, sched, busy_at_start, window_start, end, r.events);
+    const bool at_last_op = finished && window_ops && !stuck && end == ctl.last_op_time() && end < engine.now();
+    r.metrics = window_metrics(metrics, sched, cpus, busy_at_start, window_start, end, at_last_op, r.events);
     r.ended_at = stuck ? end : engine.now();
     if (trace) {
         trace->finish();

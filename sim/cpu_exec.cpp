@@ -260,6 +260,7 @@ void CpuExec::context_switch(int cpu, Task* prev, Task& next) {
     if (prev) {
         hw_.switch_out(prev->cache, cpu);
     } else {
+        note_mark(c);
         c.busy_since = engine_.now();
         hw_.idle_exit(cpu);
         hw_.set_busy(cpu, true);
@@ -281,6 +282,7 @@ void CpuExec::enter_idle(int cpu, Task* prev) {
     Cpu& c = cpu_of(cpu);
     if (prev) hw_.switch_out(prev->cache, cpu);
     if (c.busy_since >= 0) {
+        note_mark(c);
         c.busy_total += engine_.now() - c.busy_since;
         c.busy_since = -1;
     }
@@ -299,6 +301,12 @@ void CpuExec::enter_idle(int cpu, Task* prev) {
 Time CpuExec::cpu_busy_ns(int cpu) const {
     const Cpu& c = cpus_[static_cast<size_t>(cpu)];
     return c.busy_total + (c.busy_since >= 0 ? engine_.now() - c.busy_since : 0);
+}
+
+Time CpuExec::cpu_busy_at_mark(int cpu) const {
+    const Cpu& c = cpus_[static_cast<size_t>(cpu)];
+    if (c.mark_seen == *mark_) return c.busy_at_mark;
+    return c.busy_total + (c.busy_since >= 0 ? *mark_ - c.busy_since : 0);  // no change since the mark
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -111,6 +111,10 @@ public:
     void return_to_curr(int cpu) override;
     void enter_idle(int cpu, Task* prev) override;
     Time cpu_busy_ns(int cpu) const override;
+    // The time of the workload's latest op (RunControl's), a mark the busy time can be read at
+    // after the run went on past it: a window that ends at its last op counts no busy time after.
+    void set_mark(const Time* t) { mark_ = t ? t : &kNoMark; }
+    Time cpu_busy_at_mark(int cpu) const;
     int64_t idle_exit_latency(int cpu) const override { return hw_.idle_exit_latency(cpu); }
 
     // HardwareClient
@@ -155,7 +159,18 @@ private:
         bool ipi_switch = false;  // an IPI's handler is switching tasks (ipi_wakee)
         Time busy_since = -1;  // start of the current busy stretch, -1 when idle
         Time busy_total = 0;
+        Time mark_seen = -1;   // the mark (the latest op's time) at this CPU's last busy change
+        Time busy_at_mark = 0;  // its busy time at that mark
     };
+    // Before a busy change: the busy time at the current mark, if this is the first change since it.
+    void note_mark(Cpu& c) {
+        const Time m = *mark_;
+        if (c.mark_seen == m) return;
+        c.mark_seen = m;
+        c.busy_at_mark = c.busy_total + (c.busy_since >= 0 ? m - c.busy_since : 0);
+    }
+    static constexpr Time kNoMark = 0;
+    const Time* mark_ = &kNoMark;
     Cpu& cpu_of(int cpu) { return cpus_[static_cast<size_t>(cpu)]; }
     // The context of `t`, wherever it is.
     Context& ctx_of(const Task& t) {

@@ -20,6 +20,7 @@ public:
     }
     void set_clock(const Engine* e) { clock_ = e; }
     Time last_op_time() const { return last_op_time_; }
+    const Time* last_op_time_ptr() const { return &last_op_time_; }
     uint64_t ops() const { return ops_; }
     uint64_t bytes() const { return bytes_; }
     void set_warmup(uint64_t ops, std::function<void()> f) {

@@ -1052,6 +1052,26 @@ TEST_CASE("cli: a deadlock beside hogs and noise is found when the last task goe
     CHECK_FALSE(fine.contains("stuck"));
 }
 
+TEST_CASE("cli: a CPU's utilisation covers the window, which ends at the last op, not the work after it",
+          "[cli][run][metrics]") {
+    // a counts 100 ops of 10 us each on CPU 0, then computes 5 ms more and exits: the window is the
+    // first millisecond, wholly busy on CPU 0 and idle on CPU 1.
+    TempDir tmp;
+    write_file(tmp.file("s.json"), R"({"name": "tail", "machine": "kvm-2vcpu", "policies": ["plain"],
+      "workload": {"kind": "program", "tasks": [{"name": "a", "cpus": "0",
+        "program": [{"loop": 100, "do": [{"run": "10us"}, {"op": 0}]}, {"run": "5ms"}]}]}})");
+    const CmdResult json = run_wakesim("run " + shell_quote(tmp.file("s.json")) + " -q --format json", false);
+    REQUIRE(json.rc == 0);
+    const auto m = nlohmann::json::parse(json.out).at("runs").at(0).at("metrics");
+    CHECK(m.at("ops") == 100);
+    const double window_ms = m.at("sim_time_ns").get<double>() / 1e6;
+    CHECK(window_ms > 0.9);
+    CHECK(window_ms < 1.2);
+    CHECK(m.at("cpu_util").at(0).get<double>() <= 1.0);
+    CHECK(m.at("cpu_util").at(0).get<double>() > 0.95);
+    CHECK(m.at("cpu_util").at(1).get<double>() < 0.05);
+}
+
 TEST_CASE("cli: a server that loops forever, left waiting for requests after its client exited, ends a complete run",
           "[cli][run]") {
     // The client's 50 requests done, the server waits on "req" for good: finished, not stuck, the
