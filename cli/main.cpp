@@ -285,8 +285,23 @@ std::string usage_error_text(const CLI::App& app, const CLI::ParseError& e, int 
         const std::string lead = where.empty() ? "" : where + ": ";
         if (text == "A subcommand is required") {
             std::string subs;
-            for (const CLI::App* sub : cmd->get_subcommands({}))
+            std::vector<std::string> names;
+            for (const CLI::App* sub : cmd->get_subcommands({})) {
                 subs += (subs.empty() ? "" : ", ") + sub->get_name();
+                names.push_back(sub->get_name());
+            }
+            // The word where the subcommand should be: after the command's own name (or first).
+            int at = 1;
+            for (int i = 1; i < argc && cmd != &app; ++i)
+                if (cmd->get_name() == argv[i]) {
+                    at = i + 1;
+                    break;
+                }
+            if (at < argc && argv[at][0] != '-') {
+                const std::string hint = nearest_name(argv[at], names);
+                return lead + "expected a subcommand, one of: " + subs + "; got " + quote_for_message(argv[at]) +
+                       (hint.empty() ? "" : " (did you mean " + quote_for_message(hint) + "?)") + help;
+            }
             return lead + "expected a subcommand (" + subs + ")" + help;
         }
         if (const auto at = text.find(" is required"); at != std::string::npos && at + 12 == text.size()) {

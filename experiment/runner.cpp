@@ -109,7 +109,10 @@ const T& find_named(const Scenario& sc, const std::vector<T>& have, const char* 
     const std::string hint = nearest_name(want, names);
     throw InputError(sc.file, key,
                      std::string("--") + what + " " + quote_for_message(want) + " names no " + what +
-                         " of the scenario" + elsewhere + "; expected one of: " + list +
+                         " of the scenario" + elsewhere +
+                         (elsewhere_names.empty() ? "; expected one of: " + list
+                                                  : "; expected one of the scenario's (" + list + ") or a name that " +
+                                                        elsewhere.substr(elsewhere.find('`')) + " prints") +
                          (hint.empty() ? "" : " (did you mean " + quote_for_message(hint) + "?)"));
 }
 

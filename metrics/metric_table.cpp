@@ -71,7 +71,9 @@ constexpr MetricDef kRows[] = {
     {Metric::ops, "ops", "count", K::counter, T::integer, B::higher, G::throughput, kRunOnly,
      &count<&Counters::ops>,
      "operations finished in the window. An op is what the workload's benchmark counts: a round trip for `pipe` "
-     "(perf bench sched pipe's loop), a message received for `messaging`, an `{\"op\": …}` step for `program`"},
+     "(perf bench sched pipe's loop), a message received for `messaging`, an `{\"op\": …}` step for `program`, "
+     "an I/O completed for `fio` (its reply in), a file of the phase for `bonnie` (created, stat'ed or deleted) "
+     "and a file written for `extract`"},
     {Metric::sim_time_ns, "sim_time_ns", "ns", K::duration, T::integer, B::lower, G::throughput, kRunOnly,
      [](const RunInputs& in) -> MetricValue { return int64_t{in.window}; },
      "length of the window in simulated time. It ends at the last op, or, when the window counted no ops (a "
@@ -90,7 +92,8 @@ constexpr MetricDef kRows[] = {
      "`ops / window`"},
     {Metric::mib_per_sec, "mib_per_sec", "MiB/s", K::rate, T::real, B::higher, G::throughput, kSummary,
      [](const RunInputs& in) -> MetricValue { return per_sec(in, static_cast<double>(in.m.c.bytes)) / 1048576.0; },
-     "bytes carried by the ops (8 per pipe round trip, `data_size` per message) / window"},
+     "bytes carried by the ops (8 per pipe round trip, `data_size` per message, `bs` per fio I/O, the file's size "
+     "per extracted file, 0 for bonnie's files) / window"},
 
     // ---- wakeups
     {Metric::wakeups, "wakeups", "count", K::counter, T::integer, B::neither, G::wakeups, kRunOnly,

@@ -610,6 +610,19 @@ TEST_CASE("docs/: every generated block matches the declarations it comes from",
     CHECK(blocks >= 1);
 }
 
+// docs/scenarios.md shows scenarios/reference-all-keys.json whole: the copy is the file.
+TEST_CASE("docs/: the reference example of every key is the shipped file", "[cli][docs]") {
+    const std::string doc = read_file(kSource / "docs" / "scenarios.md");
+    const size_t section = doc.find("## Reference example: every key");
+    REQUIRE(section != std::string::npos);
+    const size_t open = doc.find("```json\n", section);
+    REQUIRE(open != std::string::npos);
+    const size_t body = open + 8;
+    const size_t close = doc.find("```", body);
+    REQUIRE(close != std::string::npos);
+    CHECK(doc.substr(body, close - body) == read_file(kSource / "scenarios" / "reference-all-keys.json"));
+}
+
 TEST_CASE("cli: list machines is one line per machine, -v prints the profile as a scenario writes it", "[cli][machines]") {
     const CmdResult brief = run_wakesim("list machines");
     REQUIRE(brief.rc == 0);
@@ -660,6 +673,15 @@ TEST_CASE("cli: usage errors are one line with the near miss suggested", "[cli]"
     CHECK(none.rc == 2);
     CHECK(count_lines(none.out) == 1);
     CHECK(none.out.rfind("wakesim: error: expected a subcommand (run, compare, ", 0) == 0);
+    // A word where the subcommand goes is named, with the nearest subcommand.
+    const CmdResult typo = run_wakesim("rn");
+    CHECK(typo.rc == 2);
+    CHECK(count_lines(typo.out) == 1);
+    CHECK(contains(typo.out, "; got \"rn\" (did you mean \"run\"?); see wakesim --help\n"));
+    const CmdResult sub = run_wakesim("topo shw");
+    CHECK(sub.rc == 2);
+    CHECK(sub.out == "wakesim: error: topo: expected a subcommand, one of: show, import; got \"shw\" (did you mean "
+                     "\"show\"?); see wakesim topo --help\n");
 }
 
 TEST_CASE("cli: import rtapp reads rt-app's own style: comments, trailing commas, repeated keys, timers", "[cli][rtapp]") {
@@ -982,7 +1004,8 @@ TEST_CASE("cli: run --policy adds a registered policy the scenario lacks, with i
     CHECK(bad.rc == 2);
     CHECK(count_lines(bad.out) == 1);
     CHECK(contains(bad.out, "--policy \"wf_synk\" names no policy of the scenario nor of `wakesim list policies`; "
-                            "expected one of: \"plain\", \"reciprocal_sync\" (did you mean \"wf_sync\"?)"));
+                            "expected one of the scenario's (\"plain\", \"reciprocal_sync\") or a name that `wakesim "
+                            "list policies` prints (did you mean \"wf_sync\"?)"));
 }
 
 TEST_CASE("cli: a workload left with nothing to happen stops there, says who waits for what, and is not complete",
