@@ -489,6 +489,8 @@ static int wakesim_main(int argc, char** argv) {
     plot->add_option("--x", popt.x, "the axis on the x axis: its JSON pointer or last part")->required();
     plot->add_option("--y", popt.y, "the metric on the y axis")->required();
     plot->add_option("--by", popt.by, "one line per: policy (default), case, or another axis");
+    plot->add_option("--case", popt.only_case, "plot the runs of this case only");
+    plot->add_option("--policy", popt.only_policy, "plot the runs of this policy only");
     plot->add_option("-o,--out", popt.out, "the figure: FILE.svg or FILE.png")->required();
     plot->add_flag("--script", plot_script_only, "print the gnuplot script instead of running gnuplot");
     plot->add_flag("--force", force, "overwrite an existing figure");

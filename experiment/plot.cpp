@@ -57,7 +57,7 @@ std::string plot_script(const std::vector<std::string>& files, const PlotOptions
     const bool png = opt.out.size() > 4 && opt.out.substr(opt.out.size() - 4) == ".png";
     if (!svg && !png) throw InputError(opt.out, "", "expected an output file name ending in .svg or .png");
     std::vector<json> lines;
-    std::set<std::string> axes;
+    std::set<std::string> axes, cases, policies;
     std::string sweep;
     for (const auto& f : files) {
         std::ifstream in(f, std::ios::binary);
@@ -74,12 +74,32 @@ std::string plot_script(const std::vector<std::string>& files, const PlotOptions
             if (!j.is_object() || !j.contains("axes") || !j["axes"].is_object() || !j.contains("metrics") ||
                 !j.contains("policy") || !j.contains("case"))
                 throw InputError(f, "", "expected JSON lines of `wakesim sweep`; line " + std::to_string(n) + " is not one");
+            cases.insert(j["case"].dump());
+            policies.insert(j["policy"].dump());
+            if ((!opt.only_case.empty() && j["case"] != opt.only_case) ||
+                (!opt.only_policy.empty() && j["policy"] != opt.only_policy))
+                continue;
             for (const auto& [k, v] : j["axes"].items()) axes.insert(k);
             if (sweep.empty() && j.contains("sweep") && j["sweep"].is_string()) sweep = j["sweep"].get<std::string>();
             lines.push_back(std::move(j));
         }
     }
-    if (lines.empty()) throw InputError(files.empty() ? std::string("plot") : files.front(), "", "expected at least one run");
+    if (lines.empty()) {
+        const std::string f = files.empty() ? std::string("plot") : files.front();
+        const auto names = [](const std::set<std::string>& s) {
+            std::string list;
+            for (const auto& n : s) list += (list.empty() ? "" : ", ") + n;
+            return list;
+        };
+        if (!opt.only_case.empty() && !cases.count(json(opt.only_case).dump()))
+            throw InputError(f, "", "--case " + quote_for_message(opt.only_case) + " names no case of the sweep: " + names(cases));
+        if (!opt.only_policy.empty() && !policies.count(json(opt.only_policy).dump()))
+            throw InputError(f, "", "--policy " + quote_for_message(opt.only_policy) + " names no policy of the sweep: " +
+                                        names(policies));
+        throw InputError(f, "", "expected at least one run" + std::string(opt.only_case.empty() && opt.only_policy.empty()
+                                                                              ? ""
+                                                                              : " of that case and policy"));
+    }
     const std::string file = files.front();
     const std::string x = resolve_axis(opt.x, axes, file, "--x");
     const bool by_axis = opt.by != "policy" && opt.by != "case";
@@ -116,7 +136,8 @@ std::string plot_script(const std::vector<std::string>& files, const PlotOptions
         else if (c.rest != rest.dump())
             throw InputError(file, "", "expected one point per --by value and --x value; runs at " + x + " = " + xv.dump() +
                                            " differ in " + c.rest + " vs " + rest.dump() +
-                                           ": choose --by among them or plot a sweep with fewer axes");
+                                           ": choose --by among them, keep one case or policy with --case or --policy, or plot a sweep with "
+                                           "fewer axes");
         c.v.push_back(j["metrics"][d->name].get<double>());
     }
     if (numeric_x)

@@ -13,6 +13,7 @@ struct PlotOptions {
     std::string y;         // a numeric metric
     std::string by = "policy";  // "policy", "case" or an axis
     std::string out;       // .svg or .png
+    std::string only_case, only_policy;  // when set, the runs of that case / policy only
 };
 
 // InputError for an unknown axis or metric, an output that is neither .svg nor .png, or points

@@ -336,6 +336,28 @@ TEST_CASE("plot: a figure with error bars from a known sweep output", "[plot][cl
             CHECK(fig.substr(1, 3) == "PNG");
         }
     }
+    // Two cases as well: one line per policy mixes them, unless --case keeps one.
+    std::string other = jsonl;
+    for (size_t at = 0; (at = other.find("\"case\":\"c\"", at)) != std::string::npos; at += 10)
+        other.replace(at, 10, "\"case\":\"d\"");
+    write_file(tmp.file("two.jsonl"), jsonl + other);
+    const std::string in2 = shell_quote(tmp.file("two.jsonl"));
+    const CmdResult mixed = run_wakesim("plot " + in2 + " --x cores_per_cluster --y usec_per_op -o f.svg --script");
+    CHECK(mixed.rc == 2);
+    CHECK(contains(mixed.out, "--case or --policy"));
+    const CmdResult one = run_wakesim("plot " + in2 + " --x cores_per_cluster --y usec_per_op -o f.svg --script --case d", false);
+    REQUIRE(one.rc == 0);
+    CHECK(contains(one.out, "4 10 12.70620474"));
+    CHECK(contains(one.out, "title 'patch'"));
+    const CmdResult only = run_wakesim("plot " + in2 + " --x cores_per_cluster --y usec_per_op -o f.svg --script --by case "
+                                       "--policy patch", false);
+    REQUIRE(only.rc == 0);
+    CHECK(contains(only.out, "title 'c'"));
+    CHECK(contains(only.out, "title 'd'"));
+    CHECK_FALSE(contains(only.out, "title 'plain'"));
+    const CmdResult none = run_wakesim("plot " + in2 + " --x cores_per_cluster --y usec_per_op -o f.svg --script --case e");
+    CHECK(none.rc == 2);
+    CHECK(contains(none.out, "--case \"e\" names no case of the sweep: \"c\", \"d\""));
     // Unknown axis or metric, a wrong extension: one line, exit 2.
     for (const std::string bad : {"--x nope --y usec_per_op -o g.svg", "--x cores_per_cluster --y nope -o g.svg",
                                   "--x cores_per_cluster --y usec_per_op -o g.pdf"}) {
