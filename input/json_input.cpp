@@ -297,7 +297,14 @@ int64_t parse_quantity(std::string_view text, const QuantityKind& k) {
     if (!unit && k.case_insensitive) unit = case_hint;
     if (!unit) {
         std::string msg = "unknown unit " + quote(unit_text) + " in " + quote(text) + "; " + expected_quantity(k);
-        if (case_hint) msg += " (did you mean " + quote(case_hint->name) + "?)";
+        if (case_hint) {
+            msg += " (did you mean " + quote(case_hint->name) + "?)";
+        } else if (unit_text.size() == 2 && (unit_text[1] == 'B' || unit_text[1] == 'b')) {
+            // KB, MB, GB: decimal or binary, nobody can tell; the binary unit is what is meant here.
+            const std::string binary = std::string(1, static_cast<char>(std::toupper(static_cast<unsigned char>(unit_text[0])))) + "iB";
+            for (size_t u = 0; u < k.n_units; ++u)
+                if (k.units[u].name == binary) msg += " (decimal units are ambiguous; did you mean " + quote(binary) + "?)";
+        }
         throw std::invalid_argument(msg);
     }
 

@@ -213,7 +213,8 @@ FuseConnSpec read_fuse_conn(const JsonNode& obj, const ParamValues& p, const Top
         } else if (p.given("nr_queues")) {
             errors.attempt([&] {
                 if (p.integer("nr_queues") > topo.nr_cpus())
-                    obj.at("nr_queues").fail("expected at most one queue per CPU (" + std::to_string(topo.nr_cpus()) + ")");
+                    obj.at("nr_queues").fail("expected at most one queue per CPU (" + std::to_string(topo.nr_cpus()) +
+                                             "), got " + std::to_string(p.integer("nr_queues")));
                 d.queue_cpu = fuse_spread_queues(p.integer("nr_queues"), topo);
             });
         } else {
