@@ -98,9 +98,7 @@ namespace {
 CaseSpec parse_case(const nlohmann::json& doc, const std::string& file, const std::string& name,
                     const std::string& description) {
     JsonNode root(doc, file);
-    root.require_object();
-    root.check_keys({"name", "description", "expected", "machine", "features", "sched", "groups", "workload", "policies", "run",
-                     "cases"});
+    root.require_object();  // its keys are checked by parse_scenario(), a case's "set" there too
     CaseSpec c;
     c.name = name;
     c.description = description;
@@ -179,27 +177,34 @@ std::string scenario_hash(const nlohmann::json& doc) {
 Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
     JsonNode root(doc, file);
     root.require_object();
-    root.check_keys({"name", "description", "expected", "machine", "features", "sched", "groups", "workload", "policies", "run",
-                     "cases", "validation"});
+    InputErrorCollector errors;  // every bad key, policy, case and section, each error on its own line
+    errors.attempt([&] {
+        root.check_keys({"name", "description", "expected", "machine", "features", "sched", "groups", "workload", "policies",
+                         "run", "cases", "validation"});
+    });
     Scenario sc;
     sc.file = file;
     sc.hash = scenario_hash(doc);
-    sc.name = root.string_or("name", std::filesystem::path(file).stem().string());
-    sc.description = root.string_or("description", "");
-    sc.expected = root.string_or("expected", "");
+    errors.attempt([&] { sc.name = root.string_or("name", std::filesystem::path(file).stem().string()); });
+    errors.attempt([&] { sc.description = root.string_or("description", ""); });
+    errors.attempt([&] { sc.expected = root.string_or("expected", ""); });
     // Policies.
-    JsonNode pols = root.at("policies");
-    pols.require_array();
-    if (pols.size() == 0) pols.fail("expected at least one policy");
     std::set<std::string> labels;
-    InputErrorCollector errors;  // every bad policy, case and section, each error on its own line
-    for (size_t i = 0; i < pols.size(); ++i) errors.attempt([&] {
-        Policy p = policy_from_json(pols[i]);
-        if (!labels.insert(p.name).second) pols[i].fail("expected a unique policy label, " + quote_for_message(p.name) + " appears twice");
-        sc.policies.push_back(std::move(p));
+    errors.attempt([&] {
+        JsonNode pols = root.at("policies");
+        pols.require_array();
+        if (pols.size() == 0) pols.fail("expected at least one policy");
+        for (size_t i = 0; i < pols.size(); ++i) errors.attempt([&] {
+            Policy p = policy_from_json(pols[i]);
+            if (!labels.insert(p.name).second)
+                pols[i].fail("expected a unique policy label, " + quote_for_message(p.name) + " appears twice");
+            sc.policies.push_back(std::move(p));
+        });
     });
     // Seeds.
-    if (auto run = root.get("run")) {
+    errors.attempt([&] {
+        auto run = root.get("run");
+        if (!run) return;
         run->require_object();
         if (auto seeds = run->get("seeds")) {
             if (seeds->is_array()) {
@@ -216,7 +221,7 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
                 for (int64_t i = 1; i <= n; ++i) sc.seeds.push_back(static_cast<uint64_t>(i));
             }
         }
-    }
+    });
     if (sc.seeds.empty()) sc.seeds.push_back(1);
     // Cases: each is the base document with a merge patch applied.
     nlohmann::json base = doc;
@@ -224,11 +229,13 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
     base.erase("validation");
     if (auto cases = root.get("cases")) {
         sc.has_cases = true;
-        cases->require_array();
-        if (cases->size() == 0) cases->fail("expected at least one case (or no \"cases\" key)");
+        const bool listed = errors.attempt([&] {
+            cases->require_array();
+            if (cases->size() == 0) cases->fail("expected at least one case (or no \"cases\" key)");
+        });
         std::set<std::string> names;
         std::set<std::string> shared_seen;
-        for (size_t i = 0; i < cases->size(); ++i) {
+        for (size_t i = 0; listed && i < cases->size(); ++i) errors.attempt([&] {
             JsonNode cn = (*cases)[i];
             cn.require_object();
             cn.check_keys({"name", "description", "set"});
@@ -241,6 +248,7 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
                 for (const char* k : {"policies", "cases", "name", "description", "expected", "validation"})
                     if (set->has(k))
                         set->at(k).fail("expected a case to override only machine, features, sched, groups, workload or run");
+                set->check_keys({"machine", "features", "sched", "groups", "workload", "run"});
                 if (set->has("run") && set->at("run").has("seeds"))
                     set->at("run").at("seeds").fail("expected seeds to be set for the whole scenario, not per case");
                 merged.merge_patch(set->raw());
@@ -273,7 +281,7 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
                                           e.expected() + (from_set ? "" : " (in case " + quote_for_message(name) + ")")));
                 }
             }
-        }
+        });
     } else {
         errors.attempt([&] { sc.cases.push_back(parse_case(base, file, "default", "")); });
     }
