@@ -74,7 +74,26 @@ WorkloadBuild build_workload(const JsonNode& w, const MachineProfile& prof, cons
     std::vector<std::string> before = {"kind"};
     for (const KeyDoc& d : k.keys) before.push_back(d.name);
     const std::vector<std::string> keys = keys_around(before, k.params, {"hogs", "noise"});
-    const ParamValues params = read_params(w, k.params, keys);  // checks the keys too
+    std::optional<ParamValues> read;
+    InputErrorCollector errors;
+    errors.attempt([&] { read = read_params(w, k.params, keys); });  // checks the keys too
+    if (!read) {
+        // Other values were refused: the CPU lists are still checked against the machine, so that
+        // one pass names those mistakes too (each list's own syntax is already in the errors).
+        for (const ParamSpec& s : k.params) {
+            if (s.type != ParamType::cpulist || !w.has(s.name)) continue;
+            const ParamTable table{s};  // outlives the values read with it
+            std::optional<ParamValues> one;
+            try {
+                one = read_params(w, table, w.keys());
+            } catch (const InputError&) {
+                continue;
+            }
+            errors.attempt([&] { read_cpus(w, *one, s.name, topo); });
+        }
+        errors.finish();
+    }
+    const ParamValues& params = *read;
     WorkloadBuild b = k.build(WorkloadInput{w, params, prof, topo, groups});
     b.params = params;
     add_background(read_background(w, topo, groups), b);
