@@ -403,8 +403,10 @@ ProgramSpec read_program(const WorkloadInput& in) {
             t.at("kthread").fail("expected a kthread to be pinned to exactly one CPU (\"cpus\": \"N\")");
         steps.read(t.at("program"), s.tasks[i].steps);
     });
+    errors.attempt([&] {
+        if (in.params.given("parent_cpu")) s.parent_cpu = static_cast<int>(w.at("parent_cpu").as_int(0, in.topo.nr_cpus() - 1));
+    });
     errors.finish();
-    if (in.params.given("parent_cpu")) s.parent_cpu = static_cast<int>(w.at("parent_cpu").as_int(0, in.topo.nr_cpus() - 1));
     return s;
 }
 

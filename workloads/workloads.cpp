@@ -308,17 +308,22 @@ void apply_fuse_groups(const FuseGroups& g, WorkloadBuild& b) {
 
 void apply_task_uclamp(const JsonNode& obj, const ParamValues& v, const TaskGroups& groups, const Topology& topo,
                        TaskSpec& spec) {
+    InputErrorCollector errors;  // a bad clamp and a bad group are two mistakes
     const int lo = static_cast<int>(v.integer("uclamp_min")), hi = static_cast<int>(v.integer("uclamp_max"));
-    if (lo > hi)
-        obj.at(v.given("uclamp_max") ? "uclamp_max" : "uclamp_min")
-            .fail("expected uclamp_max (" + std::to_string(hi) + ") at least uclamp_min (" + std::to_string(lo) +
-                  "): sched_setattr() refuses it (uclamp_validate())");
+    errors.attempt([&] {
+        if (lo > hi)
+            obj.at(v.given("uclamp_max") ? "uclamp_max" : "uclamp_min")
+                .fail("expected uclamp_max (" + std::to_string(hi) + ") at least uclamp_min (" + std::to_string(lo) +
+                      "): sched_setattr() refuses it (uclamp_validate())");
+    });
     spec.uclamp_min = lo;
     spec.uclamp_max = hi;
-    if (v.given("group")) {
+    errors.attempt([&] {
+        if (!v.given("group")) return;
         const JsonNode n = obj.at("group");
         join_task_group(n, find_task_group(n, groups), topo, spec);
-    }
+    });
+    errors.finish();
 }
 
 std::vector<std::string> keys_around(std::vector<std::string> before, const ParamTable& table,
