@@ -93,7 +93,8 @@ std::string trace_name(const std::string& base, const Job& j, bool many) {
 }
 
 // The case or policy an option names; where the file declares them, the names it has and the
-// nearest when it names none (of those, and of `elsewhere_names`: `elsewhere` says where they are).
+// nearest when it names none (of those, and of `elsewhere_names`, the names the command
+// `elsewhere` prints).
 template <class T>
 const T& find_named(const Scenario& sc, const std::vector<T>& have, const char* what, const char* key,
                     const std::string& want, const std::vector<std::string>& elsewhere_names = {},
@@ -109,10 +110,10 @@ const T& find_named(const Scenario& sc, const std::vector<T>& have, const char* 
     const std::string hint = nearest_name(want, names);
     throw InputError(sc.file, key,
                      std::string("--") + what + " " + quote_for_message(want) + " names no " + what +
-                         " of the scenario" + elsewhere +
-                         (elsewhere_names.empty() ? "; expected one of: " + list
-                                                  : "; expected one of the scenario's (" + list + ") or a name that " +
-                                                        elsewhere.substr(elsewhere.find('`')) + " prints") +
+                         " of the scenario" +
+                         (elsewhere.empty() ? "; expected one of: " + list
+                                            : " nor of `" + elsewhere + "`; expected one of the scenario's (" + list +
+                                                  ") or a name that `" + elsewhere + "` prints") +
                          (hint.empty() ? "" : " (did you mean " + quote_for_message(hint) + "?)"));
 }
 
@@ -127,7 +128,7 @@ const CaseSpec& scenario_case(const Scenario& sc, const std::string& want) {
 }
 
 const Policy& scenario_policy(const Scenario& sc, const std::string& want) {
-    return find_named(sc, sc.policies, "policy", "/policies", want, policy_names(), " nor of `wakesim list policies`");
+    return find_named(sc, sc.policies, "policy", "/policies", want, policy_names(), "wakesim list policies");
 }
 
 std::vector<RunRecord> run_scenario(const Scenario& sc, const RunOptions& opt) {

@@ -98,11 +98,9 @@ RunResult run_simulation(const RunSpec& spec) {
         exited_at = engine.now();
         engine.stop();
     });
-    bool deadlocked = false;
-    Time deadlock_at = 0;  // when the last foreground task went to sleep for good
+    bool deadlocked = false;  // the engine stops at the event where the last foreground task slept for good
     ctl.set_deadlock([&] {
         deadlocked = true;
-        deadlock_at = engine.now();
         engine.stop();
     });
     if (spec.warmup_ops == 0 && spec.warmup_time == 0) begin_window();
@@ -131,7 +129,7 @@ RunResult run_simulation(const RunSpec& spec) {
     const bool stuck = !finished && !explained && (deadlocked || (engine.pending() == 0 && !driver.all_exited()));
     Time end = engine.now();
     if (finished) end = window_ops ? ctl.last_op_time() : std::max(exited_at, window_start);
-    if (stuck) end = std::max(deadlocked ? deadlock_at : engine.last_event_time(), window_start);
+    if (stuck) end = std::max(engine.last_event_time(), window_start);
     RunResult r;
     r.completed = finished;
     r.stuck = stuck;
@@ -143,7 +141,7 @@ RunResult run_simulation(const RunSpec& spec) {
     r.events = engine.events_processed();
     r.select_calls = sched.select_calls();
     r.sim_time = end;
-    const bool at_last_op = finished && window_ops && !stuck && end == ctl.last_op_time() && end < engine.now();
+    const bool at_last_op = finished && window_ops && end < engine.now();  // end is the last op's time
     r.metrics = window_metrics(metrics, sched, cpus, busy_at_start, window_start, end, at_last_op, r.events);
     r.ended_at = stuck ? end : engine.now();
     if (trace) {

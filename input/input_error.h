@@ -24,7 +24,9 @@ public:
     const std::string& expected() const { return expected_; }
 
 private:
+    // A command-line option ("--shard") in the place of a file has no JSON pointer.
     static std::string format(const std::string& f, const std::string& p, const std::string& e) {
+        if (p.empty() && f.rfind("--", 0) == 0) return one_line(f) + ": " + e;
         return one_line(f) + ": " + (p.empty() ? std::string("/") : p) + ": " + e;
     }
     // A file name as the user gave it may hold control characters: keep the message on one line,

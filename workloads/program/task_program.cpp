@@ -263,7 +263,7 @@ Action ProgramDriver::next_action(Task& t) {
                                      " loops without spending time or blocking (e.g. it posts to the channel it waits on)");
         if (c.pc >= c.nops) {
             if (joined > 0) return joined_run(joined);
-            if (!defs_[static_cast<size_t>(&c - ctx_.data())].background) {
+            if (!c.background) {
                 if (++exited_ == foreground_) ctl_.finish();
                 else check_deadlock();  // it was the one the others waited for
             }
