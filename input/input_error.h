@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "input/printable.h"
+
 namespace wakesim {
 
 class InputError : public std::runtime_error {
@@ -29,25 +31,9 @@ private:
         if (p.empty() && f.rfind("--", 0) == 0) return one_line(f) + ": " + e;
         return one_line(f) + ": " + (p.empty() ? std::string("/") : p) + ": " + e;
     }
-    // A file name as the user gave it may hold control characters: keep the message on one line,
-    // and cut a name far longer than any real path's readable part.
-    static std::string one_line(const std::string& s) {
-        constexpr size_t kMaxShown = 256;
-        std::string out;
-        for (const char ch : s.substr(0, kMaxShown)) {
-            const auto c = static_cast<unsigned char>(ch);
-            if (c >= 0x20 && c != 0x7F) {
-                out += ch;
-                continue;
-            }
-            static constexpr char kHex[] = "0123456789ABCDEF";
-            out += "\\x";
-            out += kHex[c >> 4];
-            out += kHex[c & 0xF];
-        }
-        if (s.size() > kMaxShown) out += "...";
-        return out;
-    }
+    // A file name as the user gave it may hold control characters or bytes that are not UTF-8:
+    // keep the message on one line, and cut a name far longer than any real path's readable part.
+    static std::string one_line(const std::string& s) { return printable_line(s, 256); }
     std::string file_, pointer_, expected_;
 };
 

@@ -1,6 +1,7 @@
 // Strict JSON input: units, ranges, unknown keys with near-miss suggestions, precise pointers.
 // Every user-facing message is one line: values are escaped and cut to ~40 characters.
 #include "input/json_input.h"
+#include "input/printable.h"
 
 #include <algorithm>
 #include <cctype>
@@ -64,36 +65,6 @@ std::string read_text_file(const std::string& path, size_t max_bytes, std::strin
     return text;
 }
 
-namespace {
-
-// The length of the well-formed UTF-8 sequence starting at s[i] (a byte of 0x80 or more), 0 when
-// there is none: a stray continuation byte, a truncated sequence, an impossible lead byte.
-size_t utf8_sequence(std::string_view s, size_t i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    const size_t n = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
-    if (n == 0 || i + n > s.size()) return 0;
-    for (size_t k = 1; k < n; ++k)
-        if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
-    return n;
-}
-
-// Appends s[i] to `out`, escaped as \xNN when it is a control character or not part of valid
-// UTF-8 (a file's stray byte must not reach a terminal raw); returns the bytes used.
-size_t append_printable(std::string& out, std::string_view s, size_t i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    size_t n = 1;
-    if (c >= 0x80) n = utf8_sequence(s, i);
-    if (c < 0x20 || c == 0x7F || n == 0) {
-        char buf[8];
-        std::snprintf(buf, sizeof buf, "\\x%02X", c);
-        out += buf;
-        return 1;
-    }
-    out.append(s.substr(i, n));
-    return n;
-}
-
-}  // namespace
 
 // Escapes `s` for a one-line message and quotes it; long values are cut with a trailing "...".
 std::string quote_for_message(std::string_view s) {
@@ -137,18 +108,8 @@ constexpr int64_t kMaxQuantity = 1'000'000'000'000'000'000;
 std::string quote(std::string_view s) { return quote_for_message(s); }
 
 
-// Replaces control characters so that a message built from `s` stays on one line.
-std::string one_line(std::string_view s, size_t max_len) {
-    std::string out;
-    for (size_t i = 0; i < s.size();) i += append_printable(out, s, i);
-    if (out.size() > max_len) {
-        size_t n = max_len;
-        while (n > 0 && (static_cast<unsigned char>(out[n]) & 0xC0) == 0x80) --n;
-        out.resize(n);
-        out += "...";
-    }
-    return out;
-}
+// Keeps a message built from `s` on one line.
+std::string one_line(std::string_view s, size_t max_len) { return printable_line(s, max_len); }
 
 std::string join(const std::vector<std::string>& v, std::string_view sep) {
     std::string out;

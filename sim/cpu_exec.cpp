@@ -299,14 +299,13 @@ void CpuExec::enter_idle(int cpu, Task* prev) {
 }
 
 Time CpuExec::cpu_busy_ns(int cpu) const {
-    const Cpu& c = cpus_[static_cast<size_t>(cpu)];
-    return c.busy_total + (c.busy_since >= 0 ? engine_.now() - c.busy_since : 0);
+    return cpus_[static_cast<size_t>(cpu)].busy_at(engine_.now());
 }
 
 Time CpuExec::cpu_busy_at_mark(int cpu) const {
     const Cpu& c = cpus_[static_cast<size_t>(cpu)];
     if (c.mark_seen == *mark_) return c.busy_at_mark;
-    return c.busy_total + (c.busy_since >= 0 ? *mark_ - c.busy_since : 0);  // no change since the mark
+    return c.busy_at(*mark_);  // no change since the mark
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -161,13 +161,15 @@ private:
         Time busy_total = 0;
         Time mark_seen = -1;   // the mark (the latest op's time) at this CPU's last busy change
         Time busy_at_mark = 0;  // its busy time at that mark
+        // Busy time up to `t`, a moment at or after the last busy change.
+        Time busy_at(Time t) const { return busy_total + (busy_since >= 0 ? t - busy_since : 0); }
     };
     // Before a busy change: the busy time at the current mark, if this is the first change since it.
     void note_mark(Cpu& c) {
         const Time m = *mark_;
         if (c.mark_seen == m) return;
         c.mark_seen = m;
-        c.busy_at_mark = c.busy_total + (c.busy_since >= 0 ? m - c.busy_since : 0);
+        c.busy_at_mark = c.busy_at(m);
     }
     static constexpr Time kNoMark = 0;
     const Time* mark_ = &kNoMark;

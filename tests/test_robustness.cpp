@@ -106,6 +106,14 @@ TEST_CASE("robustness: a file name is refused when it holds a NUL", "[robustness
     } catch (const wakesim::InputError& e) {
         CHECK(std::string(e.what()).rfind("no\\x0Asuch.json: /: cannot read file", 0) == 0);
     }
+    // So is a byte that is not UTF-8 (a Latin-1 name): no raw byte reaches the terminal; valid
+    // UTF-8 is kept as it is.
+    try {
+        wakesim::load_json_file("caf\xE9-\xC3\xA9.json");
+        FAIL("loaded a file that does not exist");
+    } catch (const wakesim::InputError& e) {
+        CHECK(std::string(e.what()).rfind("caf\\xE9-\xC3\xA9.json: /: cannot read file", 0) == 0);
+    }
 }
 
 namespace {
