@@ -1,9 +1,11 @@
 // wakesim command line: run, explain, validate, calibrate, list, topo. Thin: everything lives in the libraries.
 #include <CLI/CLI.hpp>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -11,6 +13,7 @@
 #include <iostream>
 #include <limits>
 #include <optional>
+#include <sstream>
 
 #include "policies/registry.h"
 #include "input/input_error.h"
@@ -234,6 +237,35 @@ CLI::Validator one_of(std::vector<std::string> choices) {
         "{" + list + "}");
 }
 
+// A CLI11 check that a value is a whole number in [lo, hi], in wakesim's words:
+// `--seeds 0` -> --seeds: expected a whole number from 1 to 10000; got "0".
+template <typename T>
+CLI::Validator whole_in(T lo, T hi) {
+    const bool open = hi == std::numeric_limits<T>::max();
+    const std::string range = open ? "of at least " + std::to_string(lo) : "from " + std::to_string(lo) + " to " + std::to_string(hi);
+    return CLI::Validator(
+        [lo, hi, range](std::string& v) -> std::string {
+            T x{};
+            const char* end = v.data() + v.size();
+            const auto [p, ec] = std::from_chars(v.data(), end, x);
+            if (!v.empty() && ec == std::errc() && p == end && x >= lo && x <= hi) return {};
+            return "expected a whole number " + range + "; got " + quote_for_message(v);
+        },
+        open ? "INT >= " + std::to_string(lo) : "INT in [" + std::to_string(lo) + " - " + std::to_string(hi) + "]");
+}
+
+// compare, baseline and check print no `done` column: a run that ended at its time limit, before
+// the workload finished, is said once here (`run`'s table marks it "limit").
+void warn_cut_short(const std::vector<RunRecord>& runs) {
+    size_t cut = 0;
+    for (const auto& r : runs) cut += !r.result.completed && !r.result.stuck;  // stuck runs were named already
+    if (cut > 0)
+        std::fprintf(stderr,
+                     "wakesim: warning: %zu of %zu runs ended at the time limit (run.duration) before the workload "
+                     "finished: their figures cover that time only\n",
+                     cut, runs.size());
+}
+
 // The deepest subcommand the command line selected (the app itself when none).
 const CLI::App* selected_command(const CLI::App& app) {
     const CLI::App* at = &app;
@@ -274,7 +306,19 @@ std::string usage_error_text(const CLI::App& app, const CLI::ParseError& e, int 
             return "unknown option " + quote_for_message(arg) + " for " + where +
                    (hint.empty() ? "; see " + where + " --help" : "; did you mean " + quote_for_message(hint) + "?");
         }
+        // Words beyond the command's positionals (a second scenario file, a stray value).
+        const std::string where = cmd == &app ? std::string("wakesim") : "wakesim " + cmd->get_name();
+        if (const auto colon = text.find(": "); colon != std::string::npos) {
+            std::string words;
+            std::istringstream in(text.substr(colon + 2));
+            for (std::string w; in >> w;) words += (words.empty() ? "" : " ") + quote_for_message(w);
+            return where + ": expected no more arguments; got " + words + "; see " + where + " --help";
+        }
     }
+    // An option given more often than it takes values: "--y: At Most 1 required but received 2".
+    static constexpr std::string_view kAtMostOnce = ": At Most 1 required but received ";
+    if (const auto at = text.find(kAtMostOnce); at != std::string::npos)
+        return text.substr(0, at) + ": expected once; given " + text.substr(at + kAtMostOnce.size()) + " times";
     // A missing positional or subcommand: say which command wants what, and where the help is.
     if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) {
         const CLI::App* cmd = selected_command(app);
@@ -367,7 +411,7 @@ int explain_command(const Scenario& sc, const ExplainArgs& a) {
             if (woken.size() > 8) names += " and " + std::to_string(woken.size() - 8) + " more";
             const std::string hint = a.wakee.empty() ? std::string() : nearest_name(a.wakee, woken);
             throw std::runtime_error(
-                "--wakee: no " + wanted + " in this run" +
+                std::string(a.wakee.empty() ? "--after" : "--wakee") + ": no " + wanted + " in this run" +
                 (woken.empty() ? std::string(" (no task is woken then)")
                                : "; tasks woken: " + names +
                                      (hint.empty() ? "" : " (did you mean " + quote_for_message(hint) + "?)")));
@@ -413,9 +457,9 @@ static int wakesim_main(int argc, char** argv) {
                     "is added with its default parameters");
     run->add_option("--case", cases, "run only these cases (repeatable)");
     int64_t one_seed = -1;
-    auto* seeds_opt = run->add_option("--seeds", seeds, "run seeds 1..N instead of the scenario's seeds")->check(CLI::Range(1, 10000));
+    auto* seeds_opt = run->add_option("--seeds", seeds, "run seeds 1..N instead of the scenario's seeds")->check(whole_in(1, 10000));
     run->add_option("--seed", one_seed, "run only this seed")
-        ->check(CLI::Range(int64_t{0}, std::numeric_limits<int64_t>::max()))
+        ->check(whole_in(int64_t{0}, std::numeric_limits<int64_t>::max()))
         ->excludes(seeds_opt);
     run->add_option("--format", format,
                     "table, json, csv, csv-long (one row per value: case, machine, policy, seed, metric, cpu, value) "
@@ -431,7 +475,7 @@ static int wakesim_main(int argc, char** argv) {
                     "by the --trace FILE's extension")
         ->check(one_of({"ftrace", "perfetto"}));
     run->add_option("-o,--out", out_path, "write the report to this file instead of stdout");
-    run->add_option("-j,--jobs", jobs, "runs in parallel (results are identical for any value)")->check(CLI::Range(1, 256));
+    run->add_option("-j,--jobs", jobs, "runs in parallel (results are identical for any value)")->check(whole_in(1, 256));
     run->add_flag("--force", force, "overwrite existing output files");
     run->add_flag("--check-invariants", check, "check scheduler invariants at the end of each run");
     std::string max_memory;
@@ -454,22 +498,22 @@ static int wakesim_main(int argc, char** argv) {
                         "lacks is added with its default parameters");
     compare->add_option("--case", cases, "run only these cases (repeatable)");
     auto* cmp_seeds_opt =
-        compare->add_option("--seeds", seeds, "run seeds 1..N instead of the scenario's seeds")->check(CLI::Range(1, 10000));
+        compare->add_option("--seeds", seeds, "run seeds 1..N instead of the scenario's seeds")->check(whole_in(1, 10000));
     compare->add_option("--seed", one_seed, "run only this seed")
-        ->check(CLI::Range(int64_t{0}, std::numeric_limits<int64_t>::max()))
+        ->check(whole_in(int64_t{0}, std::numeric_limits<int64_t>::max()))
         ->excludes(cmp_seeds_opt);
     compare->add_option("--baseline-policy", baseline_policy, "the policy the others are compared with (default: the first)");
     compare->add_option("--metric", cmp_metrics, "compare these metrics (repeatable; default: the summarised ones)");
-    compare->add_option("--format", format, "table or json")->check(CLI::IsMember({"table", "json"}));
+    compare->add_option("--format", format, "table or json")->check(one_of({"table", "json"}));
     compare->add_flag("-q,--quiet", run_quiet, "no progress lines on stderr");
-    compare->add_option("-j,--jobs", jobs, "runs in parallel (results are identical for any value)")->check(CLI::Range(1, 256));
+    compare->add_option("-j,--jobs", jobs, "runs in parallel (results are identical for any value)")->check(whole_in(1, 256));
 
     auto* sweep = app.add_subcommand("sweep", "run a sweep file's points x cases x policies x seeds into JSON Lines");
     std::string sweep_path, shard = "1/1";
     bool resume = false, quiet = false;
     sweep->add_option("sweep", sweep_path, "sweep JSON file (docs/sweeps.md)")->required();
     sweep->add_option("-o,--out", out_path, "the JSON Lines output, one line per finished run")->required();
-    sweep->add_option("-j,--jobs", jobs, "runs in parallel (the output is identical for any value)")->check(CLI::Range(1, 256));
+    sweep->add_option("-j,--jobs", jobs, "runs in parallel (the output is identical for any value)")->check(whole_in(1, 256));
     sweep->add_flag("--resume", resume, "keep the runs already in the output and run the others");
     sweep->add_flag("--force", force, "overwrite an existing output");
     sweep->add_option("--shard", shard, "run only shard K of N (runs numbered i with i mod N = K-1)");
@@ -498,8 +542,8 @@ static int wakesim_main(int argc, char** argv) {
     auto* baseline = app.add_subcommand("baseline", "record a scenario's metrics per seed for `wakesim check`");
     baseline->add_option("scenario", scenario_path, "scenario JSON file")->required();
     baseline->add_option("-o,--out", out_path, "the baseline file")->required();
-    baseline->add_option("--seeds", seeds, "run seeds 1..N instead of the scenario's seeds")->check(CLI::Range(1, 10000));
-    baseline->add_option("-j,--jobs", jobs, "runs in parallel (results are identical for any value)")->check(CLI::Range(1, 256));
+    baseline->add_option("--seeds", seeds, "run seeds 1..N instead of the scenario's seeds")->check(whole_in(1, 10000));
+    baseline->add_option("-j,--jobs", jobs, "runs in parallel (results are identical for any value)")->check(whole_in(1, 256));
     baseline->add_flag("--force", force, "overwrite an existing baseline");
     baseline->add_flag("-q,--quiet", run_quiet, "no progress lines on stderr");
 
@@ -511,7 +555,7 @@ static int wakesim_main(int argc, char** argv) {
     check_cmd->add_option("--baseline", baseline_path, "a file written by `wakesim baseline`")->required();
     check_cmd->add_option("--tolerance", tolerances, "METRIC=PCT: allowed worsening in percent (default 5; repeatable)");
     check_cmd->add_flag("-q,--quiet", run_quiet, "no progress lines on stderr");
-    check_cmd->add_option("-j,--jobs", jobs, "runs in parallel (results are identical for any value)")->check(CLI::Range(1, 256));
+    check_cmd->add_option("-j,--jobs", jobs, "runs in parallel (results are identical for any value)")->check(whole_in(1, 256));
 
     auto* explain = app.add_subcommand("explain", "print the decision path of one wakeup");
     std::string ex_case, ex_policy;
@@ -525,11 +569,11 @@ static int wakesim_main(int argc, char** argv) {
     std::string ex_wakee, ex_after;
     explain->add_option("--wakeup", ex_wakeup,
                         "which wakeup, counting select_task_rq calls from 1 (those that --wakee and --after select)")
-        ->check(CLI::Range(uint64_t{1}, uint64_t{1000000000000}));
+        ->check(whole_in(uint64_t{1}, uint64_t{1000000000000}));
     explain->add_option("--wakee", ex_wakee, "count only wakeups of the task of this name (as the trace names it)");
     explain->add_option("--after", ex_after, "count only wakeups at or after this simulated time, e.g. 5ms (default 0)");
     auto* ex_seed_opt = explain->add_option("--seed", ex_seed, "seed (default: the scenario's first)")
-                            ->check(CLI::Range(int64_t{0}, std::numeric_limits<int64_t>::max()));
+                            ->check(whole_in(int64_t{0}, std::numeric_limits<int64_t>::max()));
 
     auto* validate = app.add_subcommand(
         "validate", "run the validation scenarios and compare their ratios with the published ones (exit 1 if a row fails)");
@@ -542,7 +586,7 @@ static int wakesim_main(int argc, char** argv) {
     validate->add_option("--format", val_format, "table, json or markdown (docs/validation.md's table)")
         ->check(one_of({"table", "json", "markdown"}));
     validate->add_option("-j,--jobs,--threads", val_jobs, "runs in parallel (results are identical for any value)")
-        ->check(CLI::Range(1, 256));
+        ->check(whole_in(1, 256));
 
     auto* calib = app.add_subcommand(
         "calibrate", "fit a machine's profile parameters to measurements of that machine (weighted least squares)");
@@ -555,7 +599,7 @@ static int wakesim_main(int argc, char** argv) {
     calib->add_flag("--force", calib_force, "overwrite an existing machine file");
     calib->add_option("--format", calib_format, "table or json")->check(one_of({"table", "json"}));
     calib->add_option("-j,--jobs,--threads", calib_jobs, "runs in parallel (results are identical for any value)")
-        ->check(CLI::Range(1, 256));
+        ->check(whole_in(1, 256));
 
     auto* list = app.add_subcommand("list", "list policies, workloads, machines, scheduler features or metrics");
     std::string what, list_table;
@@ -686,6 +730,9 @@ static int wakesim_main(int argc, char** argv) {
             parse_shard(shard, so.shard_k, so.shard_n);
             so.jobs = jobs;
             so.out = out_path;
+            if (resume && force)
+                throw InputError("--resume", "", "expected --resume or --force, not both: --resume keeps the output's runs, "
+                                                 "--force discards them");
             so.resume = resume;
             so.force = force;
             const Sweep sw = load_sweep(sweep_path);
@@ -697,12 +744,12 @@ static int wakesim_main(int argc, char** argv) {
             return 0;
         }
         if (*plot) {
-            refuse_overwrite(popt.out, force);
             const std::string script = plot_script(plot_files, popt);
-            if (plot_script_only) {
+            if (plot_script_only) {  // writes no figure: an existing one is no obstacle
                 std::fwrite(script.data(), 1, script.size(), stdout);  // checked in main()
                 return 0;
             }
+            refuse_overwrite(popt.out, force);
             if (std::system("command -v gnuplot >/dev/null 2>&1") != 0)
                 throw std::runtime_error("plot: gnuplot not found; install Debian's gnuplot-nox (scripts/install-deps.sh)");
             std::FILE* gp = ::popen("gnuplot", "w");
@@ -710,13 +757,20 @@ static int wakesim_main(int argc, char** argv) {
             std::fwrite(script.data(), 1, script.size(), gp);
             const int status = ::pclose(gp);
             if (status != 0 || !std::filesystem::exists(popt.out))
-                throw std::runtime_error("plot: gnuplot failed (exit status " + std::to_string(status) + ")");
+                throw std::runtime_error("plot: gnuplot failed (" +
+                                         (WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
+                                                            : std::string("killed or not started")) +
+                                         "; its message is above)");
             return 0;
         }
         if (*merge) {
             refuse_overwrite(out_path, force);
-            const std::string text = merge_sweep_outputs(merge_files);
+            size_t missing = 0;
+            const std::string text = merge_sweep_outputs(merge_files, &missing);
             write_output(text, out_path);
+            if (missing > 0)  // a shard's output not given, or a shard not finished: the result is partial
+                std::fprintf(stderr, "wakesim: merge: warning: %zu of the sweep's runs are in none of the files (a shard missing or unfinished?)\n",
+                             missing);
             return 0;
         }
         std::vector<std::string> wanted = policies;  // a registered policy the file lacks is added
@@ -731,10 +785,11 @@ static int wakesim_main(int argc, char** argv) {
             opt.progress = Progress(sc.name, run_quiet);
             opt.jobs = jobs;
             const auto runs = run_scenario(sc, opt);
-            const auto rows = check_against(sc, runs, b, baseline_path, co);
-            const std::string text = check_report(sc, baseline_path, rows);
+            warn_cut_short(runs);
+            const CheckResult result = check_against(sc, runs, b, baseline_path, co);
+            const std::string text = check_report(sc, baseline_path, result);
             std::fwrite(text.data(), 1, text.size(), stdout);  // checked in main()
-            for (const auto& r : rows)
+            for (const auto& r : result.rows)
                 if (r.regression) return 1;
             return 0;
         }
@@ -748,7 +803,9 @@ static int wakesim_main(int argc, char** argv) {
             RunOptions opt;
             opt.progress = Progress(sc.name, run_quiet);
             opt.jobs = jobs;
-            const std::string text = baseline_text(baseline_json(sc, run_scenario(sc, opt)));
+            const auto runs = run_scenario(sc, opt);
+            warn_cut_short(runs);
+            const std::string text = baseline_text(baseline_json(sc, runs));
             std::FILE* f = std::fopen(out_path.c_str(), "w");
             if (!f) throw InputError(out_path, "", "cannot open the baseline file for writing");
             std::fwrite(text.data(), 1, text.size(), f);
@@ -769,7 +826,8 @@ static int wakesim_main(int argc, char** argv) {
                                              quote_for_message(name) +
                                              (hint.empty() ? "" : " (did you mean " + quote_for_message(hint) + "?)"));
                 }
-                copt.metrics.push_back(d->id);
+                if (std::find(copt.metrics.begin(), copt.metrics.end(), d->id) == copt.metrics.end())
+                    copt.metrics.push_back(d->id);  // a metric named twice is one row
             }
             RunOptions opt;
             opt.progress = Progress(sc.name, run_quiet);
@@ -777,6 +835,7 @@ static int wakesim_main(int argc, char** argv) {
             opt.policies = policies;
             opt.jobs = jobs;
             const auto runs = run_scenario(sc, opt);
+            warn_cut_short(runs);
             const Comparison cmp = compare_runs(sc, runs, copt);
             const std::string text =
                 format == "json" ? comparison_json(sc, cmp).dump(2) + "\n" : comparison_table(sc, cmp);

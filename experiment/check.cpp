@@ -34,6 +34,7 @@ json baseline_json(const Scenario& sc, const std::vector<RunRecord>& runs) {
     json j;
     j["wakesim_baseline"] = kSchemaVersion;
     j["scenario"] = sc.name;
+    j["benchmark_hash"] = sc.bench_hash;
     j["seeds"] = sc.seeds;
     json groups = json::array();
     std::vector<Key> order;
@@ -67,6 +68,7 @@ std::string baseline_text(const json& b) {
     std::string out = "{\n";
     out += "  \"wakesim_baseline\": " + b.at("wakesim_baseline").dump() + ",\n";
     out += "  \"scenario\": " + b.at("scenario").dump() + ",\n";
+    if (b.contains("benchmark_hash")) out += "  \"benchmark_hash\": " + b.at("benchmark_hash").dump() + ",\n";
     out += "  \"seeds\": " + b.at("seeds").dump() + ",\n";
     out += "  \"groups\": [";
     const json& groups = b.at("groups");
@@ -88,23 +90,38 @@ std::string baseline_text(const json& b) {
 std::vector<uint64_t> baseline_seeds(const json& b, const std::string& file, const Scenario& sc) {
     if (!b.is_object() || !b.contains("wakesim_baseline"))
         throw InputError(file, "", "expected a baseline file written by `wakesim baseline`");
+    JsonNode(b, file).check_keys({"wakesim_baseline", "scenario", "benchmark_hash", "seeds", "groups"});
+    if (b["wakesim_baseline"] != kSchemaVersion)
+        throw InputError(file, "/wakesim_baseline", "expected " + std::to_string(kSchemaVersion) +
+                                                        " (the baseline format this wakesim reads), got " +
+                                                        b["wakesim_baseline"].dump());
     if (!b.contains("scenario") || b["scenario"] != sc.name)
         throw InputError(file, "/scenario", "expected the baseline of scenario " + quote_for_message(sc.name) + ", got " +
                                                 (b.contains("scenario") ? b["scenario"].dump() : std::string("none")));
+    // Baselines recorded before the hash was kept name their scenario only.
+    if (b.contains("benchmark_hash") && b["benchmark_hash"] != sc.bench_hash)
+        throw InputError(file, "/benchmark_hash",
+                         "expected the baseline of " + quote_for_message(sc.name) + " as it is now (" + sc.bench_hash +
+                             "); it was recorded with another machine, workload, task groups, cases or run settings: "
+                             "record it again with `wakesim baseline`");
     if (!b.contains("seeds") || !b["seeds"].is_array() || b["seeds"].empty())
         throw InputError(file, "/seeds", "expected the seeds the baseline ran");
     std::vector<uint64_t> seeds;
     for (size_t i = 0; i < b["seeds"].size(); ++i) {
         if (!b["seeds"][i].is_number_unsigned()) throw InputError(file, "/seeds/" + std::to_string(i), "expected a seed");
         seeds.push_back(b["seeds"][i].get<uint64_t>());
+        for (size_t k = 0; k < i; ++k)
+            if (seeds[k] == seeds[i])
+                throw InputError(file, "/seeds/" + std::to_string(i), "expected each seed once; " +
+                                                                          std::to_string(seeds[i]) + " is seed " +
+                                                                          std::to_string(k) + " too");
     }
     if (!b.contains("groups") || !b["groups"].is_array()) throw InputError(file, "/groups", "expected an array");
     return seeds;
 }
 
-std::vector<CheckRow> check_against(const Scenario& sc, const std::vector<RunRecord>& runs, const json& b,
-                                    const std::string& file, const CheckOptions& opt) {
-    (void)sc;
+CheckResult check_against(const Scenario& sc, const std::vector<RunRecord>& runs, const json& b,
+                          const std::string& file, const CheckOptions& opt) {
     std::vector<std::pair<Metric, double>> checked;
     for (const MetricDef& d : metric_table())
         if (d.shown.summary && numeric(d) && d.better != Better::neither) checked.emplace_back(d.id, kDefaultTolerancePct);
@@ -118,7 +135,9 @@ std::vector<CheckRow> check_against(const Scenario& sc, const std::vector<RunRec
         if (!found) checked.emplace_back(m, pct);
     }
     const auto g = by_group(runs);
-    std::vector<CheckRow> rows;
+    CheckResult result;
+    std::vector<CheckRow>& rows = result.rows;
+    std::map<Key, size_t> seen;  // group -> its index in the baseline
     for (size_t gi = 0; gi < b["groups"].size(); ++gi) {
         const json& x = b["groups"][gi];
         const std::string where = "/groups/" + std::to_string(gi);
@@ -130,6 +149,10 @@ std::vector<CheckRow> check_against(const Scenario& sc, const std::vector<RunRec
         if (it == g.end())
             throw InputError(file, where, "expected a case and policy the scenario has; it has no " +
                                               quote_for_message(k.first) + " x " + quote_for_message(k.second));
+        if (const auto [at, fresh] = seen.emplace(k, gi); !fresh)
+            throw InputError(file, where, "expected each case and policy once; " + quote_for_message(k.first) + " x " +
+                                              quote_for_message(k.second) + " is /groups/" + std::to_string(at->second) +
+                                              " too");
         for (const auto& [m, pct] : checked) {
             const MetricDef& d = metric_def(m);
             const std::string mp = where + "/metrics/" + d.name + "/values";
@@ -141,6 +164,9 @@ std::vector<CheckRow> check_against(const Scenario& sc, const std::vector<RunRec
                 if (!v.is_number()) throw InputError(file, mp, "expected numbers");
                 before.push_back(v.get<double>());
             }
+            if (before.size() != sc.seeds.size())
+                throw InputError(file, mp, "expected " + std::to_string(sc.seeds.size()) + " values, one per seed of /seeds; got " +
+                                               std::to_string(before.size()));
             // The baseline rounds to 6 decimals: so does the comparison.
             for (const auto* r : it->second) now.push_back(round6(r->result.metrics.get(m)));
             CheckRow row;
@@ -156,7 +182,9 @@ std::vector<CheckRow> check_against(const Scenario& sc, const std::vector<RunRec
             const WelchResult w = welch_test(now, before);
             row.tested = w.defined;
             row.p = w.defined ? w.p : (diff == 0 ? 1.0 : 0.0);
-            const bool worse = d.better == Better::higher ? diff < 0 : diff > 0;
+            // A metric without a direction: any change counts as the worse one.
+            const bool worse = d.better == Better::higher ? diff < 0 : d.better == Better::lower ? diff > 0 : diff != 0;
+            const bool directed = d.better != Better::neither;
             const bool significant = w.defined ? w.p < 0.05 : diff != 0;
             if (diff == 0 && before == now)
                 row.status = "same";
@@ -165,25 +193,34 @@ std::vector<CheckRow> check_against(const Scenario& sc, const std::vector<RunRec
             else if (!worse)
                 row.status = "better";
             else if (std::fabs(row.delta_pct) <= pct)
-                row.status = "worse within tolerance";
+                row.status = directed ? "worse within tolerance" : "changed within tolerance";
             else {
-                row.status = "REGRESSION";
+                row.status = directed ? "REGRESSION" : "CHANGED";
                 row.regression = true;
             }
             rows.push_back(row);
         }
     }
-    return rows;
+    for (const auto& [k, rs] : g)
+        if (!seen.count(k)) result.unchecked.push_back(k.first + " x " + k.second);
+    return result;
 }
 
-std::string check_report(const Scenario& sc, const std::string& file, const std::vector<CheckRow>& rows) {
+std::string check_report(const Scenario& sc, const std::string& file, const CheckResult& result) {
+    const std::vector<CheckRow>& rows = result.rows;
     std::ostringstream os;
     size_t regressions = 0;
     for (const auto& r : rows) regressions += r.regression;
     os << "# check " << sc.name << " against " << file << ": " << rows.size() << " figures, " << regressions
        << (regressions == 1 ? " regression" : " regressions") << "\n";
     os << "# a regression: worse in the metric's direction by more than the tolerance, and significant (Welch's t-test, "
-          "p < 0.05; without spread over seeds, any change)\n";
+          "p < 0.05; without spread over seeds, any change); for a metric without a direction, a change of either sign "
+          "(CHANGED)\n";
+    if (!result.unchecked.empty()) {
+        os << "# not in the baseline, not checked:";
+        for (size_t i = 0; i < result.unchecked.size(); ++i) os << (i ? ", " : " ") << result.unchecked[i];
+        os << "\n";
+    }
     char buf[512];
     std::snprintf(buf, sizeof buf, "%-16s %-22s %-22s %14s %14s %9s %7s %6s  %s\n", "case", "policy", "metric", "baseline",
                   "now", "Δ%", "p", "tol%", "status");

@@ -43,6 +43,8 @@ Verdict direction(Metric m, double diff) {
 }
 
 double round6(double x) { return std::round(x * 1e6) / 1e6; }
+// A probability keeps 6 significant digits: 1.2e-10 is not 0.
+double sig6(double x) { return std::stod(format_number("%.6g", x)); }
 
 }  // namespace
 
@@ -150,6 +152,7 @@ Comparison compare_runs(const Scenario& sc, const std::vector<RunRecord>& runs, 
 
 namespace {
 
+constexpr size_t kMaxSeeds = 10000;  // --seeds' limit
 std::string fmt(double x) { return format_number("%.6g", x); }
 std::string fmt3(double x) { return format_number("%.3g", x); }
 std::string fmt_pct(double x) { return format_number("%+.2f%%", x); }
@@ -162,6 +165,9 @@ std::string verdict_text(const MetricComparison& m) {
     } else if (m.verdict == Verdict::inconclusive) {
         if (m.welch.diff == 0)
             std::snprintf(buf, sizeof buf, " (p=%.3g; no difference in the means)", m.welch.p);
+        else if (m.seeds_needed > kMaxSeeds)
+            std::snprintf(buf, sizeof buf, " (p=%.3g; about %zu seeds per policy would detect a difference this size, "
+                          "more than --seeds allows: no practical difference)", m.welch.p, m.seeds_needed);
         else
             std::snprintf(buf, sizeof buf, " (p=%.3g; about %zu seeds per policy would detect a difference this size)",
                           m.welch.p, m.seeds_needed);
@@ -276,10 +282,13 @@ nlohmann::json comparison_json(const Scenario& sc, const Comparison& c) {
             if (m.welch.defined) {
                 x["welch_t"] = round6(m.welch.t);
                 x["welch_df"] = round6(m.welch.df);
-                x["p"] = round6(m.welch.p);
+                x["p"] = sig6(m.welch.p);
             }
             if (m.within_bucket) x["within_histogram_bucket"] = true;
-            else if (m.verdict == Verdict::inconclusive) x["seeds_needed"] = m.seeds_needed;
+            else if (m.verdict == Verdict::inconclusive && m.welch.diff == 0)
+                x["no_difference_in_means"] = true;  // no number of seeds would tell them apart
+            else if (m.verdict == Verdict::inconclusive)
+                x["seeds_needed"] = m.seeds_needed;
             ms[metric_def(m.metric).name] = x;
         }
         r["metrics"] = ms;

@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
 #include "experiment/stats.h"
+#include "experiment/sweep.h"
 #include "input/input_error.h"
 #include "input/json_input.h"
 #include "metrics/metric_table.h"
@@ -59,30 +59,23 @@ std::string plot_script(const std::vector<std::string>& files, const PlotOptions
     std::vector<json> lines;
     std::set<std::string> axes, cases, policies;
     std::string sweep;
-    for (const auto& f : files) {
-        std::ifstream in(f, std::ios::binary);
-        if (!in) throw InputError(f, "", "cannot open the sweep output for reading");
-        size_t n = 0;
-        for (std::string l; std::getline(in, l);) {
-            ++n;
-            json j;
-            try {
-                j = json::parse(l);
-            } catch (const json::exception&) {
-                throw InputError(f, "", "expected JSON lines of `wakesim sweep`; line " + std::to_string(n) + " is not JSON");
-            }
-            if (!j.is_object() || !j.contains("axes") || !j["axes"].is_object() || !j.contains("metrics") ||
-                !j.contains("policy") || !j.contains("case"))
-                throw InputError(f, "", "expected JSON lines of `wakesim sweep`; line " + std::to_string(n) + " is not one");
-            cases.insert(j["case"].dump());
-            policies.insert(j["policy"].dump());
-            if ((!opt.only_case.empty() && j["case"] != opt.only_case) ||
-                (!opt.only_policy.empty() && j["policy"] != opt.only_policy))
-                continue;
-            for (const auto& [k, v] : j["axes"].items()) axes.insert(k);
-            if (sweep.empty() && j.contains("sweep") && j["sweep"].is_string()) sweep = j["sweep"].get<std::string>();
-            lines.push_back(std::move(j));
-        }
+    // One sweep's runs, each once: a run in two files (a shard and the merged file) or runs of
+    // another sweep would weigh in the error bars unseen.
+    const SweepLines read = read_sweep_outputs(files);
+    for (const auto& [run, l] : read.by_run) {
+        json j = json::parse(l);  // read_sweep_outputs() parsed it once
+        if (!j.contains("axes") || !j["axes"].is_object() || !j.contains("metrics") || !j.contains("policy") ||
+            !j.contains("case"))
+            throw InputError(files.front(), "", "expected JSON lines of `wakesim sweep`; run " + std::to_string(run) +
+                                                    "'s line is not one");
+        cases.insert(j["case"].dump());
+        policies.insert(j["policy"].dump());
+        if ((!opt.only_case.empty() && j["case"] != opt.only_case) ||
+            (!opt.only_policy.empty() && j["policy"] != opt.only_policy))
+            continue;
+        for (const auto& [k, v] : j["axes"].items()) axes.insert(k);
+        if (sweep.empty() && j.contains("sweep") && j["sweep"].is_string()) sweep = j["sweep"].get<std::string>();
+        lines.push_back(std::move(j));
     }
     if (lines.empty()) {
         const std::string f = files.empty() ? std::string("plot") : files.front();
@@ -118,7 +111,10 @@ std::string plot_script(const std::vector<std::string>& files, const PlotOptions
         if (!ax.contains(x)) throw InputError(file, "", "a line has no value of the axis " + x);
         const json xv = ax[x];
         numeric_x &= xv.is_number();
-        const std::string g = by_axis ? (ax.contains(by) ? ax[by].dump() : "-") : j[by].get<std::string>();
+        const std::string g = !by_axis ? j[by].get<std::string>()
+                              : !ax.contains(by)   ? std::string("-")
+                              : ax[by].is_string() ? ax[by].get<std::string>()
+                                                   : ax[by].dump();
         json rest = ax;
         rest.erase(x);
         if (by_axis) rest.erase(by);

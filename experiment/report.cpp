@@ -144,11 +144,19 @@ std::string report_table(const Scenario& sc, const std::vector<RunRecord>& runs)
     // Runs on a machine with an energy model get an "energy mJ" column (energy_mj, docs/metrics.md).
     bool energy_column = false;
     for (const auto& r : runs) energy_column |= r.result.metrics.get(Metric::energy_mj) > 0;
+    // Runs whose requesters took FUSE results get the throughput and the request latency (the
+    // wake latency column is every wakeup's, not a request's).
+    bool fuse_columns = false;
+    for (const auto& r : runs) fuse_columns |= r.result.metrics.integer(Metric::fuse_requests) > 0;
     std::vector<std::vector<std::string>> rows;
     rows.push_back({"case", "policy", "seeds"});
     for (const auto& [col, defs] : columns) rows.back().push_back(defs.front()->shown.table.header);
     if (elapsed_column) rows.back().push_back("elapsed ms");
     if (energy_column) rows.back().push_back("energy mJ");
+    if (fuse_columns) {
+        rows.back().push_back("MiB/s");
+        rows.back().push_back("req p50/p99 (us)");
+    }
     rows.back().push_back("done");
     char buf[128];
     bool any_spread = false, any_too_few = false;
@@ -180,6 +188,12 @@ std::string report_table(const Scenario& sc, const std::vector<RunRecord>& runs)
         }
         if (elapsed_column) row.push_back(cell_text(stat(g, Metric::sim_time_ns), 3, 1e6, true, metric_def(Metric::sim_time_ns)));
         if (energy_column) row.push_back(cell_text(stat(g, Metric::energy_mj), 2, 1, true, metric_def(Metric::energy_mj)));
+        if (fuse_columns) {
+            row.push_back(cell_text(stat(g, Metric::mib_per_sec), 1, 1, true, metric_def(Metric::mib_per_sec)));
+            row.push_back(cell_text(stat(g, Metric::fuse_latency_ns_p50), 1, 1000.0, false, metric_def(Metric::fuse_latency_ns_p50)) +
+                          "/" +
+                          cell_text(stat(g, Metric::fuse_latency_ns_p99), 1, 1000.0, false, metric_def(Metric::fuse_latency_ns_p99)));
+        }
         bool done = true, stuck = false;
         for (const auto* r : g.runs) {
             done &= r->result.completed;

@@ -185,6 +185,13 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
     Scenario sc;
     sc.file = file;
     sc.hash = scenario_hash(doc);
+    if (doc.is_object()) {
+        nlohmann::json d = nlohmann::json::object();
+        for (const char* k : {"machine", "workload", "groups", "cases", "run"})
+            if (doc.contains(k)) d[k] = doc[k];
+        if (d.contains("run") && d["run"].is_object()) d["run"].erase("seeds");
+        sc.bench_hash = scenario_hash(d);
+    }
     errors.attempt([&] { sc.name = root.string_or("name", std::filesystem::path(file).stem().string()); });
     errors.attempt([&] { sc.description = root.string_or("description", ""); });
     errors.attempt([&] { sc.expected = root.string_or("expected", ""); });

@@ -65,6 +65,10 @@ struct Scenario {
     // keys sorted, no whitespace), so a report names exactly what it ran: equal for files that
     // differ only in layout or key order.
     std::string hash;
+    // The same of what a run measures: the machine, workload, task groups, cases and run settings
+    // but seeds. Not the policies, features and sched settings, which are what `wakesim check`
+    // tests against a baseline; not the texts.
+    std::string bench_hash;
 };
 
 // "fnv1a64:..." of a document in canonical form (Scenario::hash).

@@ -74,7 +74,12 @@ void read_axis_entry(const JsonNode& n, const json& base, Axis& axis) {
     vn.require_array();
     if (vn.size() == 0) vn.fail("expected at least one value");
     std::vector<json> vals;
-    for (size_t i = 0; i < vn.size(); ++i) vals.push_back(vn[i].raw());
+    for (size_t i = 0; i < vn.size(); ++i) {
+        for (size_t k = 0; k < i; ++k)
+            if (vals[k] == vn[i].raw())
+                vn[i].fail("expected each value once; " + vn[i].raw().dump() + " is value " + std::to_string(k) + " too");
+        vals.push_back(vn[i].raw());
+    }
     axis.pointers.push_back(ptr);
     axis.where.push_back(pn.pointer());
     axis.values.push_back(std::move(vals));
@@ -88,81 +93,119 @@ json with_values(const json& base, const std::vector<std::pair<std::string, json
     return doc;
 }
 
+// A mistake of the base scenario, named where the user wrote it: a value the sweep file itself
+// gave (its policies or seeds, an inline scenario) under the sweep file's pointer.
+InputError base_error(const InputError& e, const JsonNode& root, const JsonNode& sn, const std::string& path,
+                      const std::string& base_file) {
+    const std::string& ptr = e.pointer();
+    auto under = [&](const std::string& prefix) { return ptr == prefix || ptr.rfind(prefix + "/", 0) == 0; };
+    if (root.has("policies") && under("/policies")) return InputError(path, ptr, e.expected());
+    if (root.has("seeds") && under("/run/seeds")) return InputError(path, "/seeds" + ptr.substr(10), e.expected());
+    if (sn.is_string() || e.file() != base_file) return e;
+    return InputError(path, "/scenario" + ptr, e.expected());
+}
+
 }  // namespace
 
 Sweep load_sweep(const std::string& path) {
     const json doc = load_json_file(path);
     const JsonNode root(doc, path);
     root.require_object();
-    root.check_keys({"name", "description", "scenario", "policies", "seeds", "axes"});
+    // Every mistake of the file in one pass: the keys, the base scenario and each axis apart (an
+    // axis's pointer is checked against the base, so only when the base was read).
+    InputErrorCollector errors;
+    errors.attempt([&] { root.check_keys({"name", "description", "scenario", "policies", "seeds", "axes"}); });
     Sweep sw;
     sw.file = path;
-    sw.name = root.string_or("name", fs::path(path).stem().string());
-    sw.description = root.string_or("description", "");
-    // The base scenario: a file (relative to the sweep file's folder) or inline.
-    const JsonNode sn = root.at("scenario");
+    errors.attempt([&] { sw.name = root.string_or("name", fs::path(path).stem().string()); });
+    errors.attempt([&] { sw.description = root.string_or("description", ""); });
     json base;
     std::string base_file;
-    if (sn.is_string()) {
-        const fs::path p = sn.as_file_name();
-        base_file = (p.is_absolute() ? p : fs::path(path).parent_path() / p).lexically_normal().string();
-        if (!fs::is_regular_file(base_file)) sn.fail("expected a scenario file, got " + quote_for_message(sn.as_string()));
-        base = load_json_file(base_file);
-    } else if (sn.is_object()) {
-        base = sn.raw();
-        base_file = path;  // relative paths inside resolve from the sweep file's folder
-    } else {
-        sn.fail("expected a scenario file name or an inline scenario object");
-    }
-    if (auto pn = root.get("policies")) {
-        pn->require_array();
-        if (pn->size() == 0) pn->fail("expected at least one policy");
-        base["policies"] = pn->raw();
-    }
-    if (auto seeds = root.get("seeds")) {
-        seeds->require_array();
-        if (seeds->size() == 0) seeds->fail("expected at least one seed");
-        if (!base.contains("run") || !base["run"].is_object()) base["run"] = json::object();
-        base["run"]["seeds"] = seeds->raw();
-    }
-    // The base must be a valid scenario on its own.
-    try {
-        (void)parse_scenario(base, base_file);
-    } catch (const InputError& e) {
-        const std::string& ptr = e.pointer();
-        auto under = [&](const std::string& prefix) { return ptr == prefix || ptr.rfind(prefix + "/", 0) == 0; };
-        // A value the sweep file itself gave: its own pointer.
-        if (root.has("policies") && under("/policies")) throw InputError(path, ptr, e.expected());
-        if (root.has("seeds") && under("/run/seeds")) throw InputError(path, "/seeds" + ptr.substr(10), e.expected());
-        if (sn.is_string() || e.file() != base_file) throw;
-        throw InputError(path, "/scenario" + ptr, e.expected());
-    }
+    const bool base_ok = errors.attempt([&] {
+        // The base scenario: a file (relative to the sweep file's folder) or inline.
+        const JsonNode sn = root.at("scenario");
+        if (sn.is_string()) {
+            const fs::path p = sn.as_file_name();
+            base_file = (p.is_absolute() ? p : fs::path(path).parent_path() / p).lexically_normal().string();
+            if (!fs::is_regular_file(base_file)) sn.fail("expected a scenario file, got " + quote_for_message(sn.as_string()));
+            base = load_json_file(base_file);
+        } else if (sn.is_object()) {
+            base = sn.raw();
+            base_file = path;  // relative paths inside resolve from the sweep file's folder
+        } else {
+            sn.fail("expected a scenario file name or an inline scenario object");
+        }
+        InputErrorCollector own;  // the sweep's policies and seeds, each checked on its own
+        own.attempt([&] {
+            if (auto pn = root.get("policies")) {
+                pn->require_array();
+                if (pn->size() == 0) pn->fail("expected at least one policy");
+                base["policies"] = pn->raw();
+            }
+        });
+        own.attempt([&] {
+            if (auto seeds = root.get("seeds")) {
+                seeds->require_array();
+                if (seeds->size() == 0) seeds->fail("expected at least one seed");
+                if (!base.contains("run") || !base["run"].is_object()) base["run"] = json::object();
+                base["run"]["seeds"] = seeds->raw();
+            }
+        });
+        own.finish();
+        // The base must be a valid scenario on its own.
+        try {
+            (void)parse_scenario(base, base_file);
+        } catch (const InputErrors& all) {
+            InputErrorCollector mapped;
+            for (const InputError& e : all.all()) mapped.add(base_error(e, root, sn, path, base_file));
+            mapped.finish();
+        } catch (const InputError& e) {
+            throw base_error(e, root, sn, path, base_file);
+        }
+    });
     // Axes.
     std::vector<Axis> axes;
-    if (auto an = root.get("axes")) {
-        an->require_array();
-        for (size_t i = 0; i < an->size(); ++i) {
-            const JsonNode a = (*an)[i];
-            a.require_object();
-            Axis axis;
-            if (a.has("zip")) {
-                a.check_keys({"zip"});
-                const JsonNode z = a.at("zip");
-                z.require_array();
-                if (z.size() < 1) z.fail("expected at least one {\"pointer\", \"values\"} entry");
-                for (size_t k = 0; k < z.size(); ++k) {
-                    read_axis_entry(z[k], base, axis);
-                    if (axis.values.back().size() != axis.values.front().size())
-                        z[k].at("values").fail("expected as many values as the zip's first entry (" +
-                                               std::to_string(axis.values.front().size()) + "), got " +
-                                               std::to_string(axis.values.back().size()));
+    if (base_ok)
+        errors.attempt([&] {
+            if (auto an = root.get("axes")) {
+                an->require_array();
+                InputErrorCollector each;
+                for (size_t i = 0; i < an->size(); ++i) {
+                    each.attempt([&] {
+                        const JsonNode a = (*an)[i];
+                        a.require_object();
+                        Axis axis;
+                        if (a.has("zip")) {
+                            a.check_keys({"zip"});
+                            const JsonNode z = a.at("zip");
+                            z.require_array();
+                            if (z.size() < 1) z.fail("expected at least one {\"pointer\", \"values\"} entry");
+                            for (size_t k = 0; k < z.size(); ++k) {
+                                read_axis_entry(z[k], base, axis);
+                                if (axis.values.back().size() != axis.values.front().size())
+                                    z[k].at("values").fail("expected as many values as the zip's first entry (" +
+                                                           std::to_string(axis.values.front().size()) + "), got " +
+                                                           std::to_string(axis.values.back().size()));
+                            }
+                        } else {
+                            read_axis_entry(a, base, axis);
+                        }
+                        axes.push_back(std::move(axis));
+                    });
                 }
-            } else {
-                read_axis_entry(a, base, axis);
+                each.finish();
             }
-            axes.push_back(std::move(axis));
-        }
-    }
+        });
+    errors.finish();
+    // A pointer on two axes (or twice in a zip) would be set twice: the first value lost.
+    for (size_t i = 0; i < axes.size(); ++i)
+        for (size_t k = 0; k < axes[i].pointers.size(); ++k)
+            for (size_t j = 0; j <= i; ++j)
+                for (size_t l = 0; l < (j == i ? k : axes[j].pointers.size()); ++l)
+                    if (axes[j].pointers[l] == axes[i].pointers[k])
+                        errors.add(InputError(path, axes[i].where[k],
+                                              "expected each pointer on one axis only; " + axes[i].pointers[k] +
+                                                  " is set at " + axes[j].where[l] + " too"));
     // Every value alone on the base: a value of the wrong type is named where the sweep file has it.
     for (const Axis& axis : axes)
         for (size_t k = 0; k < axis.pointers.size(); ++k)
@@ -170,11 +213,12 @@ Sweep load_sweep(const std::string& path) {
                 try {
                     (void)parse_scenario(with_values(base, {{axis.pointers[k], axis.values[k][v]}}), base_file);
                 } catch (const InputError& e) {
-                    throw InputError(path, axis.values_where[k] + "/" + std::to_string(v),
-                                     "expected a value that " + axis.pointers[k] +
-                                         " accepts; the scenario says: " + e.pointer() + ": " + e.expected());
+                    errors.add(InputError(path, axis.values_where[k] + "/" + std::to_string(v),
+                                          "expected a value that " + axis.pointers[k] +
+                                              " accepts; the scenario says: " + e.pointer() + ": " + e.expected()));
                 }
             }
+    errors.finish();
     // The cartesian product of the axes, the last axis moving fastest.
     std::vector<size_t> at(axes.size(), 0);
     for (bool more = true; more;) {
@@ -186,7 +230,13 @@ Sweep load_sweep(const std::string& path) {
                 pt.axes[axes[i].pointers[k]] = axes[i].values[k][at[i]];
             }
         try {
-            pt.scenario = parse_scenario(with_values(base, set), base_file);
+            pt.doc = with_values(base, set);
+            const Scenario sc = parse_scenario(pt.doc, base_file);
+            for (const CaseSpec& c : sc.cases) pt.case_names.push_back(c.name);
+            for (const Policy& q : sc.policies) pt.policy_names.push_back(q.name);
+            for (size_t c = 0; c < sc.cases.size(); ++c)
+                for (size_t q = 0; q < sc.policies.size(); ++q)
+                    for (uint64_t seed : sc.seeds) sw.runs.push_back({sw.points.size(), c, q, seed});
         } catch (const InputError& e) {
             throw InputError(path, "/axes", "expected every combination of the axes' values to be a valid scenario; at " +
                                                 pt.axes.dump() + ": " + e.pointer() + ": " + e.expected());
@@ -201,15 +251,12 @@ Sweep load_sweep(const std::string& path) {
             at[i] = 0;
         }
     }
-    for (size_t p = 0; p < sw.points.size(); ++p) {
-        const Scenario& sc = sw.points[p].scenario;
-        for (size_t c = 0; c < sc.cases.size(); ++c)
-            for (size_t q = 0; q < sc.policies.size(); ++q)
-                for (uint64_t s : sc.seeds) sw.runs.push_back({p, c, q, s});
-    }
+    sw.base_file = base_file;
     sw.id = fnv1a_hex(doc.dump() + "\n" + base.dump());
     return sw;
 }
+
+Scenario Sweep::scenario(size_t p) const { return parse_scenario(points.at(p).doc, base_file); }
 
 std::string sweep_line(const Sweep& sw, size_t index, const RunResult& r) {
     const SweepRunRef& ref = sw.runs[index];
@@ -221,8 +268,8 @@ std::string sweep_line(const Sweep& sw, size_t index, const RunResult& r) {
     j["runs"] = sw.runs.size();
     j["point"] = ref.point;
     j["axes"] = pt.axes;
-    j["case"] = pt.scenario.cases[ref.case_index].name;
-    j["policy"] = pt.scenario.policies[ref.policy_index].name;
+    j["case"] = pt.case_names[ref.case_index];
+    j["policy"] = pt.policy_names[ref.policy_index];
     j["seed"] = ref.seed;
     j["completed"] = r.completed;
     if (r.stuck) {
@@ -237,6 +284,7 @@ namespace {
 
 struct OutputLine {
     size_t run = 0;
+    size_t runs = 0;  // the sweep's run count, 0 where a line lacks it
     std::string text;
 };
 
@@ -244,6 +292,7 @@ struct OutputLine {
 // dropped when `drop_partial`, else an error; `kept_bytes` is the length of the complete lines.
 std::vector<OutputLine> read_output(const std::string& file, const std::string& want_id, bool drop_partial,
                                     size_t& kept_bytes, std::string* id_seen) {
+    if (fs::is_directory(file)) throw InputError(file, "", "expected a sweep output file, not a directory");
     std::ifstream in(file, std::ios::binary);
     if (!in) throw InputError(file, "", "cannot open the sweep output for reading");
     std::stringstream ss;
@@ -277,7 +326,8 @@ std::vector<OutputLine> read_output(const std::string& file, const std::string& 
             throw InputError(file, "", "line " + std::to_string(line_no) + " is a run of another sweep (sweep_id " + id +
                                            ", expected " + want + ")");
         if (id_seen && id_seen->empty()) *id_seen = id;
-        out.push_back({j["run"].get<size_t>(), text});
+        const size_t runs = j.contains("runs") && j["runs"].is_number_unsigned() ? j["runs"].get<size_t>() : 0;
+        out.push_back({j["run"].get<size_t>(), runs, text});
         pos = nl + 1;
         kept_bytes = pos;
     }
@@ -298,14 +348,31 @@ SweepTally run_sweep(const Sweep& sw, const SweepOptions& opt,
     const bool exists = fs::exists(opt.out);
     if (opt.resume && exists) {
         std::string id = sw.id;
-        for (const auto& l : read_output(opt.out, sw.id, true, kept_bytes, nullptr)) {
-            if (l.run >= sw.runs.size())
-                throw InputError(opt.out, "", "holds run " + std::to_string(l.run) + " but the sweep has " +
+        if (fs::is_directory(opt.out)) throw InputError(opt.out, "", "expected a file to resume, not a directory");
+        const auto lines = read_output(opt.out, sw.id, true, kept_bytes, nullptr);
+        // Only a line of this sweep proves the file is its output: a file without one (a user's
+        // note, a scenario written without a final newline) is not cut to make room.
+        if (lines.empty() && fs::file_size(opt.out) > 0)
+            throw InputError(opt.out, "", "expected an output of this sweep to resume; it holds no complete run line "
+                                          "(pass --force to overwrite it)");
+        // Runs are written in order: an interrupted run of this shard leaves its first runs, and
+        // only then is the resumed file the one an uninterrupted run writes.
+        for (size_t i = 0; i < lines.size(); ++i) {
+            const size_t run = lines[i].run;
+            if (run >= sw.runs.size())
+                throw InputError(opt.out, "", "holds run " + std::to_string(run) + " but the sweep has " +
                                                   std::to_string(sw.runs.size()) + " runs");
-            if (!done.insert(l.run).second)
-                throw InputError(opt.out, "", "holds run " + std::to_string(l.run) + " twice");
+            if (i >= mine.size() || run != mine[i])
+                throw InputError(opt.out, "", "line " + std::to_string(i + 1) + " holds run " + std::to_string(run) +
+                                                  " where an interrupted run of shard " + std::to_string(opt.shard_k) +
+                                                  "/" + std::to_string(opt.shard_n) + " has " +
+                                                  (i < mine.size() ? "run " + std::to_string(mine[i]) : std::string("no more")) +
+                                                  ": resume it with the --shard it was started with");
+            done.insert(run);
         }
         fs::resize_file(opt.out, kept_bytes);  // drop a line a kill cut short
+    } else if (exists && fs::is_directory(opt.out)) {
+        throw InputError(opt.out, "", "expected a file for the sweep output, not a directory");
     } else if (exists && !opt.force) {
         throw InputError(opt.out, "", "expected a file that does not exist yet; pass --resume to continue it or --force to overwrite it");
     }
@@ -324,10 +391,17 @@ SweepTally run_sweep(const Sweep& sw, const SweepOptions& opt,
     std::exception_ptr failure;
     bool write_failed = false;
     auto worker = [&] {
+        std::optional<Scenario> sc_of;  // the point of this thread's last run: runs come point by point
+        size_t sc_point = 0;
         for (size_t i = next++; i < todo.size() && !failed; i = next++) {
             try {
                 const SweepRunRef& ref = sw.runs[todo[i]];
-                const Scenario& sc = sw.points[ref.point].scenario;
+                if (!sc_of || sc_point != ref.point) {
+                    sc_of.reset();
+                    sc_of.emplace(sw.scenario(ref.point));
+                    sc_point = ref.point;
+                }
+                const Scenario& sc = *sc_of;
                 const CaseSpec& c = sc.cases[ref.case_index];
                 const Policy& p = sc.policies[ref.policy_index];
                 const RunSpec spec = make_run_spec(sc, c, p, ref.seed);
@@ -363,22 +437,29 @@ SweepTally run_sweep(const Sweep& sw, const SweepOptions& opt,
     return tally;
 }
 
-std::string merge_sweep_outputs(const std::vector<std::string>& files) {
+SweepLines read_sweep_outputs(const std::vector<std::string>& files) {
     std::string id;
-    std::map<size_t, std::string> by_run;
+    SweepLines out;
     std::map<size_t, std::string> from;
     for (const auto& file : files) {
         size_t kept = 0;
         for (auto& l : read_output(file, "", false, kept, &id)) {
-            if (by_run.count(l.run))
+            if (out.by_run.count(l.run))
                 throw InputError(file, "", "holds run " + std::to_string(l.run) + ", which " + from[l.run] +
-                                               " holds too: expected each run in one shard output only");
+                                               " holds too: expected each run in one file only");
             from[l.run] = file;
-            by_run[l.run] = std::move(l.text);
+            out.runs = std::max(out.runs, l.runs);
+            out.by_run[l.run] = std::move(l.text);
         }
     }
+    return out;
+}
+
+std::string merge_sweep_outputs(const std::vector<std::string>& files, size_t* missing) {
+    const SweepLines lines = read_sweep_outputs(files);
+    if (missing) *missing = lines.runs > lines.by_run.size() ? lines.runs - lines.by_run.size() : 0;
     std::string out;
-    for (const auto& [run, text] : by_run) out += text + "\n";
+    for (const auto& [run, text] : lines.by_run) out += text + "\n";
     return out;
 }
 

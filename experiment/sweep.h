@@ -12,6 +12,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -21,9 +22,13 @@
 
 namespace wakesim {
 
+// A point keeps its scenario's document, not the parsed scenario (a machine's tables each): a
+// sweep of thousands of points on a large machine must fit in memory. Every point was parsed once
+// when the sweep was loaded, so scenario() cannot fail on a user's mistake.
 struct SweepPoint {
     nlohmann::json axes = nlohmann::json::object();  // pointer -> value at this point
-    Scenario scenario;
+    nlohmann::json doc;                              // the point's scenario document
+    std::vector<std::string> case_names, policy_names;
 };
 
 struct SweepRunRef {
@@ -35,8 +40,11 @@ struct SweepRunRef {
 struct Sweep {
     std::string file, name, description;
     std::string id;  // a hash of the sweep file and its base scenario: outputs of one sweep share it
+    std::string base_file;  // where the points' relative paths resolve from
     std::vector<SweepPoint> points;
     std::vector<SweepRunRef> runs;  // in run order
+    // Point `p`'s scenario, parsed anew.
+    Scenario scenario(size_t p) const;
 };
 
 // Errors are InputError naming the sweep file and the pointer of the bad axis, value or key.
@@ -64,9 +72,17 @@ SweepTally run_sweep(const Sweep& sw, const SweepOptions& opt,
 // The JSON line of run `index` (without its newline).
 std::string sweep_line(const Sweep& sw, size_t index, const RunResult& r);
 
-// `wakesim merge`: the lines of `files` (outputs of one sweep's shards) in run order. InputError
-// for lines of different sweeps, a run present twice, a truncated or malformed line.
-std::string merge_sweep_outputs(const std::vector<std::string>& files);
+// The run lines of `files` (one sweep's output, or its shards' outputs), by run number. InputError
+// for a directory, lines of different sweeps, a run present twice, a truncated or malformed line.
+struct SweepLines {
+    std::map<size_t, std::string> by_run;
+    size_t runs = 0;  // how many runs the sweep has (each line says)
+};
+SweepLines read_sweep_outputs(const std::vector<std::string>& files);
+
+// `wakesim merge`: the lines of `files` in run order, as read_sweep_outputs() checks them;
+// `missing` (may be null) is set to how many of the sweep's runs none of the files holds.
+std::string merge_sweep_outputs(const std::vector<std::string>& files, size_t* missing = nullptr);
 
 // "K/N" with 1 <= K <= N; InputError otherwise.
 void parse_shard(const std::string& text, size_t& k, size_t& n);

@@ -211,7 +211,7 @@ const QuantityKind kDuration{"duration", "durations", "ns, us, ms, s", kDuration
                              std::size(kDurationUnits), false, false, &format_duration};
 const QuantityKind kFrequency{"frequency", "frequencies", "Hz, kHz, MHz, GHz", kFrequencyUnits,
                               std::size(kFrequencyUnits), true, false, &format_frequency};
-const QuantityKind kSize{"size", "sizes", "B, KiB, MiB, GiB", kSizeUnits, std::size(kSizeUnits),
+const QuantityKind kSize{"size", "sizes", "B, KiB or K, MiB or M, GiB or G", kSizeUnits, std::size(kSizeUnits),
                          false, true, &format_size};
 
 std::string expected_quantity(const QuantityKind& k) {

@@ -205,7 +205,7 @@ constexpr MetricDef kRows[] = {
 
     // ---- wake latency
     {Metric::wake_latency_ns_p50, "wake_latency_ns.p50", "ns", K::percentile, T::integer, B::lower, G::latency,
-     summary_column(6, "lat p50/p99 (us)", 1, 1000.0),
+     summary_column(6, "wake p50/p99 (us)", 1, 1000.0),
      [](const RunInputs& in) -> MetricValue { return in.m.wake_latency.percentile(0.50); },
      "median wake latency: from the `try_to_wake_up()` call to the wakee starting to run (after the IPI, idle "
      "exit and context switch); from a log-linear histogram (16 buckets per power of two, so within 6%)"},
@@ -270,6 +270,28 @@ constexpr MetricDef kRows[] = {
      },
      "io-uring: requests a ring thread handled per round, from finding its CQEs to its last reply of them; "
      "above 1 only with `uring_reply_batch`, where a round's replies leave together (0: no ring thread ran)"},
+    {Metric::fuse_sent, "fuse.sent", "count", K::counter, T::integer, B::neither, G::fuse, kRunOnly,
+     [](const RunInputs& in) -> MetricValue { return static_cast<int64_t>(in.m.fuse.sent); },
+     "requests queued for the server in the window, of every kind (synchronous, background, RELEASE, FORGET); "
+     "fuse.sent - fuse.completed - FORGETs is the change of the requests in flight"},
+    {Metric::fuse_completed, "fuse.completed", "count", K::counter, T::integer, B::neither, G::fuse, kRunOnly,
+     [](const RunInputs& in) -> MetricValue { return static_cast<int64_t>(in.m.fuse.completed); },
+     "requests ended in the window (`fuse_request_end`: the reply written or committed); FORGETs have no end"},
+    {Metric::fuse_blocked_waits, "fuse.blocked_waits", "count", K::counter, T::integer, B::lower, G::fuse, kRunOnly,
+     [](const RunInputs& in) -> MetricValue { return static_cast<int64_t>(in.m.fuse.blocked_waits); },
+     "submitters of background requests that slept in `fuse_get_req` on `blocked_waitq`: `max_background` "
+     "requests were in flight"},
+    {Metric::fuse_congested, "fuse.congested", "count", K::counter, T::integer, B::neither, G::fuse, kRunOnly,
+     [](const RunInputs& in) -> MetricValue { return static_cast<int64_t>(in.m.fuse.congested); },
+     "background requests sent with `congestion_threshold` or more in flight (the kernel's congestion state, "
+     "which only readahead and writeback consult; counted, no effect in the model)"},
+    {Metric::fuse_worker_spawns, "fuse.worker_spawns", "count", K::counter, T::integer, B::neither, G::fuse,
+     kRunOnly, [](const RunInputs& in) -> MetricValue { return static_cast<int64_t>(in.m.fuse.worker_spawns); },
+     "/dev/fuse: worker threads libfuse's loop started (the last idle worker took a request, under "
+     "`max_threads`)"},
+    {Metric::fuse_worker_exits, "fuse.worker_exits", "count", K::counter, T::integer, B::neither, G::fuse,
+     kRunOnly, [](const RunInputs& in) -> MetricValue { return static_cast<int64_t>(in.m.fuse.worker_exits); },
+     "/dev/fuse: worker threads that exited, idle beyond `max_idle_threads`"},
 
     // ---- switches and balancing
     {Metric::context_switches, "context_switches", "count", K::counter, T::integer, B::neither, G::scheduling,

@@ -103,6 +103,10 @@ struct RequestTiming {
     uint64_t requests = 0;       // replies the requester saw (FORGETs and RELEASEs have none)
     uint64_t queue_changes = 0;  // io-uring: a request went to another queue than its requester's previous one
     uint64_t ring_rounds = 0, ring_requests = 0;  // io-uring: ring threads' CQE rounds and the requests in them
+    uint64_t sent = 0, completed = 0;  // requests queued for the server (FORGETs too), and fuse_request_end calls
+    uint64_t blocked_waits = 0;        // submitters that slept on fc->blocked_waitq (max_background reached)
+    uint64_t congested = 0;            // background requests sent at or above congestion_threshold
+    uint64_t worker_spawns = 0, worker_exits = 0;  // libfuse's /dev/fuse worker pool growing and shrinking
     LatencyHistogram queue, server, reply, total;
     void clear() { *this = RequestTiming(); }
 };

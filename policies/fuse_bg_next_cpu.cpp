@@ -6,6 +6,10 @@
 // (fio iodepth > 1): the pinned ring thread serves them on the next core while the submitter goes
 // on submitting, instead of preempting it on its own core (whose completion wakes then move it
 // away). Loses cache locality and may wake an idle next core; nothing changes for /dev/fuse.
+// With fewer queues than CPUs (nr_queues, queue_cpus) the result is a queue's index, as the
+// formula is written: it may be the submitter's own queue (queues on CPUs 3 and 4, fio on 3:
+// (3 + 1) % 2 = 0, CPU 3's) or one on another node. The v3 rule (fuse_bg_retries) has the same
+// property within a node: the (cpu + 1) % weight-th registered queue.
 #include "policies/registry.h"
 
 namespace wakesim {

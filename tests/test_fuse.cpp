@@ -460,6 +460,23 @@ TEST_CASE("/dev/fuse: background requests never exceed max_background, the next 
     CHECK(under.stats.congested == 0);
 }
 
+TEST_CASE("/dev/fuse: the run reports the connection's counters: requests sent and ended, blocked and congested "
+          "submits, workers started and exited", "[fuse][bg][dev][metrics]") {
+    const std::string extra = R"(, "transport": "dev", "numjobs": 2, "iodepth": 16, "max_threads": 4, "max_idle_threads": 1)";
+    const FuseRun r = run_fuse(bg_doc(extra));
+    const Outcome o = simulate(bg_doc(extra));  // no warm-up: the window is the whole run
+    CHECK(n(o, Metric::fuse_sent) == static_cast<int64_t>(r.stats.sent));
+    CHECK(n(o, Metric::fuse_completed) == static_cast<int64_t>(r.stats.completed));
+    CHECK(n(o, Metric::fuse_completed) == 8000);
+    CHECK(n(o, Metric::fuse_sent) - n(o, Metric::fuse_completed) == static_cast<int64_t>(r.in_flight));
+    CHECK(n(o, Metric::fuse_blocked_waits) == static_cast<int64_t>(r.stats.blocked_waits));
+    CHECK(n(o, Metric::fuse_blocked_waits) > 100);
+    CHECK(n(o, Metric::fuse_congested) == static_cast<int64_t>(r.stats.congested));
+    CHECK(n(o, Metric::fuse_worker_spawns) == static_cast<int64_t>(r.stats.worker_spawns));
+    CHECK(n(o, Metric::fuse_worker_exits) == static_cast<int64_t>(r.stats.worker_exits));
+    CHECK(n(o, Metric::fuse_worker_exits) > 0);
+}
+
 TEST_CASE("io-uring: fc->blocked throttles background submitters too, each queue admits its own", "[fuse][bg][uring]") {
     const FuseRun r = run_fuse(bg_doc(R"(, "transport": "io_uring", "iodepth": 32, "cpus": "2")"));
     CHECK(r.stats.completed == 4000);

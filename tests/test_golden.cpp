@@ -86,11 +86,13 @@ TEST_CASE("Every shipped scenario reproduces its golden figures", "[golden]") {
             std::ifstream in(baseline);
             const nlohmann::json b = nlohmann::json::parse(in);
             CHECK(baseline_seeds(b, baseline.string(), sc) == sc.seeds);
-            const auto rows = check_against(sc, runs, b, baseline.string(), CheckOptions{});
+            const CheckResult result = check_against(sc, runs, b, baseline.string(), CheckOptions{});
+            const auto& rows = result.rows;
             size_t regressions = 0;
             for (const auto& r : rows) regressions += r.regression;
-            INFO(check_report(sc, baseline.string(), rows));
+            INFO(check_report(sc, baseline.string(), result));
             CHECK(!rows.empty());
+            CHECK(result.unchecked.empty());
             CHECK(regressions == 0);
         }
         REQUIRE(fs::exists(golden));

@@ -114,7 +114,7 @@ TEST_CASE("params: each type's errors name the value's pointer", "[params]") {
         {R"({"window": "40 parsecs"})", "/w/window", "unknown unit \"parsecs\" in \"40 parsecs\"; expected a duration with a unit (ns, us, ms, s)"},
         {R"({"clock": "3G"})", "/w/clock", "unknown unit \"G\" in \"3G\"; expected a frequency with a unit (Hz, kHz, MHz, GHz)"},
         {R"({"buffer": -1})", "/w/buffer", "sizes must not be negative, got -1"},
-        {R"({"buffer": "1KB"})", "/w/buffer", "unknown unit \"KB\" in \"1KB\"; expected a size with a unit (B, KiB, MiB, GiB) (decimal units are "
+        {R"({"buffer": "1KB"})", "/w/buffer", "unknown unit \"KB\" in \"1KB\"; expected a size with a unit (B, KiB or K, MiB or M, GiB or G) (decimal units are "
                                                  "ambiguous; did you mean \"KiB\"?)"},
         {R"({"variant": "two_bit"})", "/w/variant", "expected one of: one_bit, two_bits, pair_id; got \"two_bit\" (did you mean \"two_bits\"?)"},
         {R"({"variant": 2})", "/w/variant", "expected one of: one_bit, two_bits, pair_id; got integer 2"},

@@ -37,7 +37,7 @@ TEST_CASE("every scenario in scenarios/ (and scenarios/validation/) loads and is
             const wakesim::Sweep sw = wakesim::load_sweep(f.string());
             CHECK(sw.points.size() > 1);
             CHECK(!sw.description.empty());
-            for (const auto& pt : sw.points) all.emplace_back(f, pt.scenario);
+            for (size_t p = 0; p < sw.points.size(); ++p) all.emplace_back(f, sw.scenario(p));
         } catch (const std::exception& e) {
             FAIL_CHECK(f.string() << ": load failed: " << e.what());
         }

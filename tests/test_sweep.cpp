@@ -111,6 +111,17 @@ TEST_CASE("sweep: --resume after a kill (a file cut mid-line) gives the uninterr
     CHECK(mismatch.rc == 2);
     CHECK(count_lines(mismatch.out) == 1);
     CHECK(contains(mismatch.out, "another sweep"));
+    // A file without one complete line of this sweep is not cut to make room: a user's note, or a
+    // scenario written without a final newline, stays as it was.
+    const std::string note = tmp.file("note.txt");
+    write_file(note, "my notes, one line without a newline");
+    const CmdResult kept = run_wakesim("sweep " + shell_quote(sweep) + " --resume -o " + shell_quote(note));
+    CHECK(kept.rc == 2);
+    CHECK(contains(kept.out, "holds no complete run line"));
+    CHECK(read_file(note) == "my notes, one line without a newline");
+    // --resume and --force together: which one was meant is not guessed.
+    CHECK(run_wakesim("sweep " + shell_quote(sweep) + " --resume --force -o " + shell_quote(part)).rc == 2);
+    CHECK(read_file(part) == whole);
 }
 
 TEST_CASE("sweep: shards 1/3, 2/3, 3/3 merged equal the unsharded run, and merge refuses duplicates and other sweeps",
@@ -136,7 +147,17 @@ TEST_CASE("sweep: shards 1/3, 2/3, 3/3 merged equal the unsharded run, and merge
     const CmdResult dup = run_wakesim("merge" + shards + " " + shell_quote(tmp.file("shard2.jsonl")));
     CHECK(dup.rc == 2);
     CHECK(count_lines(dup.out) == 1);
-    CHECK(contains(dup.out, "expected each run in one shard output only"));
+    CHECK(contains(dup.out, "expected each run in one file only"));
+    // A shard left out: the merged file is partial, and merge says so.
+    const CmdResult partial = run_wakesim("merge " + shell_quote(tmp.file("shard1.jsonl")) + " " +
+                                          shell_quote(tmp.file("shard2.jsonl")) + " -o " + shell_quote(tmp.file("p.jsonl")));
+    CHECK(partial.rc == 0);
+    CHECK(contains(partial.out, "warning: 5 of the sweep's runs are in none of the files"));
+    CHECK(run_wakesim("merge " + shell_quote(tmp.path().string())).rc == 2);  // a directory
+    // A shard's output resumed as another shard (or without --shard) is refused, not mixed.
+    const CmdResult wrong = run_wakesim("sweep " + shell_quote(sweep) + " --resume -o " + shell_quote(tmp.file("shard1.jsonl")));
+    CHECK(wrong.rc == 2);
+    CHECK(contains(wrong.out, "resume it with the --shard it was started with"));
     std::string other = kSweep;
     other.replace(other.find("\"seeds\": [1, 2]"), 15, "\"seeds\": [1, 3]");
     write_file(tmp.file("other.json"), other);
@@ -296,6 +317,43 @@ TEST_CASE("check: passes on unchanged input, fails with exit 1 on an injected re
     const CmdResult badtol = run_wakesim("check " + shell_quote(sc) + " --baseline " + shell_quote(base) + " --tolerance usec=5");
     CHECK(badtol.rc == 2);
     CHECK(count_lines(badtol.out) == 1);
+    // A metric without a better direction is checked when --tolerance names it: a change of either
+    // sign beyond the tolerance fails (CHANGED), where it used to pass as "better".
+    const CmdResult moved = run_wakesim("check " + shell_quote(sc) + " --baseline " + shell_quote(base) +
+                                        " --tolerance usec_per_op=1000 --tolerance ops_per_sec=1000 --tolerance "
+                                        "migrations_per_wakeup=100000 --tolerance wake_latency_ns.p50=100000 --tolerance "
+                                        "wake_latency_ns.p99=100000 --tolerance mib_per_sec=1000 --tolerance "
+                                        "cpu_util.sum=1",
+                                        false);
+    INFO(moved.out);
+    CHECK(moved.rc == 1);
+    CHECK(contains(moved.out, "CHANGED"));
+    // Another benchmark under the same name (the workload changed) is refused, not compared.
+    std::string other = changed;
+    const std::string loops = "\"loops\": 1500";
+    other.replace(other.find(loops), loops.size(), "\"loops\": 1600");
+    write_file(sc, other);
+    const CmdResult wrong = run_wakesim("check " + shell_quote(sc) + " --baseline " + shell_quote(base));
+    CHECK(wrong.rc == 2);
+    CHECK(count_lines(wrong.out) == 1);
+    CHECK(contains(wrong.out, "/benchmark_hash: expected the baseline of \"cmp\" as it is now"));
+    // A policy the baseline lacks is named as not checked.
+    std::string more = text;
+    const std::string cand = R"({"use": "reciprocal_sync", "name": "candidate"}])";
+    more.replace(more.find(cand), cand.size(), R"({"use": "reciprocal_sync", "name": "candidate"}, "wf_sync"])");
+    write_file(sc, more);
+    const CmdResult extra = run_wakesim("check " + shell_quote(sc) + " --baseline " + shell_quote(base), false);
+    INFO(extra.out);
+    CHECK(extra.rc == 0);
+    CHECK(contains(extra.out, "# not in the baseline, not checked: unpinned x wf_sync"));
+    // A baseline edited by hand into another format is refused: an unknown key, another version.
+    write_file(sc, text);
+    std::string edited = read_file(base);
+    edited.replace(edited.find("\"wakesim_baseline\": 1"), 21, "\"wakesim_baseline\": 2");
+    write_file(tmp.file("v2.json"), edited);
+    const CmdResult v2 = run_wakesim("check " + shell_quote(sc) + " --baseline " + shell_quote(tmp.file("v2.json")));
+    CHECK(v2.rc == 2);
+    CHECK(contains(v2.out, "/wakesim_baseline: expected 1"));
 }
 
 TEST_CASE("plot: a figure with error bars from a known sweep output", "[plot][cli]") {
@@ -303,12 +361,16 @@ TEST_CASE("plot: a figure with error bars from a known sweep output", "[plot][cl
     TempDir tmp;
     // Two policies at x = 4 and 8, two seeds each: means 10 and 20 (plain), 6 and 7 (patch).
     std::string jsonl;
+    size_t run = 0;
     const char* rows[][4] = {{"plain", "4", "1", "9"},  {"plain", "4", "2", "11"}, {"plain", "8", "1", "19"},
                              {"plain", "8", "2", "21"}, {"patch", "4", "1", "6"},  {"patch", "4", "2", "6"},
                              {"patch", "8", "1", "6.5"}, {"patch", "8", "2", "7.5"}};
-    for (const auto& r : rows)
-        jsonl += std::string(R"({"sweep":"known","axes":{"/machine/topology/cores_per_cluster":)") + r[1] +
-                 R"(},"case":"c","policy":")" + r[0] + R"(","seed":)" + r[2] + R"(,"metrics":{"usec_per_op":)" + r[3] + "}}\n";
+    const auto line = [&](const char* const* r, const char* case_name) {
+        return std::string(R"({"sweep":"known","sweep_id":"k","run":)") + std::to_string(run++) +
+               R"(,"axes":{"/machine/topology/cores_per_cluster":)" + r[1] + R"(},"case":")" + case_name +
+               R"(","policy":")" + r[0] + R"(","seed":)" + r[2] + R"(,"metrics":{"usec_per_op":)" + r[3] + "}}\n";
+    };
+    for (const auto& r : rows) jsonl += line(r, "c");
     write_file(tmp.file("known.jsonl"), jsonl);
     const std::string in = shell_quote(tmp.file("known.jsonl"));
     const CmdResult script = run_wakesim("plot " + in + " --x cores_per_cluster --y usec_per_op -o f.svg --script", false);
@@ -336,10 +398,13 @@ TEST_CASE("plot: a figure with error bars from a known sweep output", "[plot][cl
             CHECK(fig.substr(1, 3) == "PNG");
         }
     }
+    // A run given twice (the shard and the merged file) would weigh double in the error bars.
+    const CmdResult twice = run_wakesim("plot " + in + " " + in + " --x cores_per_cluster --y usec_per_op -o f.svg --script");
+    CHECK(twice.rc == 2);
+    CHECK(contains(twice.out, "holds run 0, which"));
     // Two cases as well: one line per policy mixes them, unless --case keeps one.
-    std::string other = jsonl;
-    for (size_t at = 0; (at = other.find("\"case\":\"c\"", at)) != std::string::npos; at += 10)
-        other.replace(at, 10, "\"case\":\"d\"");
+    std::string other;
+    for (const auto& r : rows) other += line(r, "d");
     write_file(tmp.file("two.jsonl"), jsonl + other);
     const std::string in2 = shell_quote(tmp.file("two.jsonl"));
     const CmdResult mixed = run_wakesim("plot " + in2 + " --x cores_per_cluster --y usec_per_op -o f.svg --script");

@@ -122,6 +122,11 @@ FioSpec read_fio(const WorkloadInput& in) {
             in.json.at("iodepth_batch_submit").fail("expected at most iodepth (" + std::to_string(s.iodepth) +
                                                     "), or 0 for iodepth (fio would clamp a larger value to iodepth)");
         });
+    if (p.integer("iodepth_batch_complete_max") > s.iodepth)
+        errors.attempt([&] {
+            in.json.at("iodepth_batch_complete_max")
+                .fail("expected at most iodepth (" + std::to_string(s.iodepth) + "): no more completions can be in flight");
+        });
     if (p.integer("direct") != 1)
         errors.attempt([&] {
             in.json.at("direct").fail("expected 1: only O_DIRECT I/O is modelled (buffered I/O goes through the page "

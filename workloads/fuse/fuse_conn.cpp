@@ -89,7 +89,14 @@ FuseConn::FuseConn(std::shared_ptr<const FuseConnDef> def, const std::vector<int
     // deeper requesters' further slots follow, then the orphan slots.
     size_t n = depth.size();
     for (size_t i = 0; i < depth.size(); ++i) n += static_cast<size_t>(std::max(depth[i] - 1, 0));
-    reqs_.resize(n + kFuseOrphanSlots);
+    // Slots for background requests nobody waits for (a RELEASE on close). The kernel allocates
+    // one per request and never holds a RELEASE back (args->force); the model keeps a pool of
+    // kFuseOrphanSlots (or max_background, if more), and a sender finding it empty waits as on
+    // fc->blocked: a model limit, far beyond what servers leave unanswered. A slot is a request's
+    // memory for the cache model: the first kFuseOrphanRing cycle in the order they were freed
+    // (as the model always reused them), the rest only while that many are in flight.
+    const int orphans = std::max(def_->max_background, kFuseOrphanSlots);
+    reqs_.resize(n + static_cast<size_t>(orphans));
     size_t extra = depth.size();
     for (size_t i = 0; i < depth.size(); ++i) {
         Submitter& sub = subs_[i];
@@ -105,8 +112,11 @@ FuseConn::FuseConn(std::shared_ptr<const FuseConnDef> def, const std::vector<int
             sub.free.push(static_cast<int>(extra++));
         }
     }
-    orphan_free_.buf.assign(kFuseOrphanSlots + 1, -1);
-    for (int k = 0; k < kFuseOrphanSlots; ++k) orphan_free_.push(static_cast<int>(n) + k);
+    orphan_free_.buf.assign(static_cast<size_t>(kFuseOrphanRing) + 1, -1);
+    for (int k = 0; k < kFuseOrphanRing; ++k) orphan_free_.push(static_cast<int>(n) + k);
+    orphan_spare_from_ = static_cast<int>(n) + kFuseOrphanRing;
+    orphan_spare_.reserve(static_cast<size_t>(orphans - kFuseOrphanRing));
+    for (int k = orphans - 1; k >= kFuseOrphanRing; --k) orphan_spare_.push_back(static_cast<int>(n) + k);
     const size_t all = reqs_.size() + 1;
     fiq_pending_.buf.assign(all, -1);
     fiq_waiters_.buf.assign(depth.size() + 1, -1);
@@ -178,6 +188,7 @@ void FuseConn::wake_ring(Ring& ring, const WakeSite& site) {
 // fc->blocked_waitq (a completion's wake clears `throttled`); `phase` becomes `waiting`.
 Action FuseConn::throttle(int self, uint8_t& phase, uint8_t waiting) {
     ++stats_.blocked_waits;
+    if (Metrics* m = s_->metrics()) ++m->fuse.blocked_waits;
     subs_[static_cast<size_t>(self)].throttled = true;
     blocked_waiters_.push(self);
     phase = waiting;
@@ -191,6 +202,7 @@ FuseConn::Req& FuseConn::start(int slot, bool background) {
     r.background = background;
     r.sent = s_->now();
     ++stats_.sent;
+    if (Metrics* m = s_->metrics()) ++m->fuse.sent;
     return r;
 }
 
@@ -213,6 +225,7 @@ void FuseConn::send(int self, int slot) {
 // in io-uring mode too (the ring's ops keep the device's send_forget).
 void FuseConn::send_forget(int64_t work) {
     ++stats_.sent;
+    if (Metrics* m = s_->metrics()) ++m->fuse.sent;
     ++stats_.forgets;
     ++stats_.per_op[static_cast<size_t>(FuseOp::forget)];
     ++forgets_pending_;
@@ -248,7 +261,10 @@ void FuseConn::send_background(int self, int slot) {
     ++stats_.bg_sent;
     // Both: num_background++ under bg_lock; reaching max_background sets fc->blocked, so the next
     // background allocation sleeps in fuse_get_req.
-    if (num_background_ >= def_->congestion_threshold) ++stats_.congested;
+    if (num_background_ >= def_->congestion_threshold) {
+        ++stats_.congested;
+        if (Metrics* m = s_->metrics()) ++m->fuse.congested;
+    }
     if (++num_background_ == def_->max_background) blocked_ = true;
     stats_.max_num_background = std::max(stats_.max_num_background, num_background_);
     if (def_->transport == FuseTransport::dev) {
@@ -295,6 +311,7 @@ void FuseConn::request_end(int slot) {
     q.finished = true;
     q.ended = s_->now();
     ++stats_.completed;
+    if (Metrics* m = s_->metrics()) ++m->fuse.completed;
     if (def_->transport == FuseTransport::uring) --nr_reqs_[static_cast<size_t>(q.queue)];
     if (!q.background) {  // foreground branch: wake_up(&req->waitq)
         s_->wake(subs_[static_cast<size_t>(q.owner)].task_id, end_site_);
@@ -317,7 +334,10 @@ void FuseConn::request_end(int slot) {
         return;
     }
     if (q.owner < 0) {  // a RELEASE: nobody waits for it
-        orphan_free_.push(slot);
+        if (slot < orphan_spare_from_)
+            orphan_free_.push(slot);
+        else
+            orphan_spare_.push_back(slot);  // within the reserved size: no allocation
         return;
     }
     // args->end = fuse_aio_complete_req -> fuse_aio_complete -> iocb->ki_complete: the completion
@@ -364,12 +384,20 @@ bool FuseConn::request(int self, int task_id, uint8_t& phase, Action& out, FuseR
                 return true;
             }
             if (fuse_op_send(args.op) == FuseSend::background) {
-                // fuse_get_req(for_background): sleep exclusively on fc->blocked_waitq while blocked.
-                if (blocked_ || orphan_free_.empty()) {
+                // fuse_prepare_release sets args->force: fuse_simple_background allocates the
+                // request without fuse_get_req, so fc->blocked does not hold a RELEASE back (it
+                // still counts in num_background and waits on bg_queue for max_background).
+                if (orphan_free_.empty() && orphan_spare_.empty()) {
                     out = throttle(self, phase, throttled);
                     return true;
                 }
-                const int slot = orphan_free_.pop();
+                int slot;
+                if (!orphan_free_.empty()) {
+                    slot = orphan_free_.pop();
+                } else {
+                    slot = orphan_spare_.back();
+                    orphan_spare_.pop_back();
+                }
                 reqs_[static_cast<size_t>(slot)].work = work;
                 ++stats_.per_op[static_cast<size_t>(args.op)];
                 send_background(self, slot);
@@ -557,6 +585,7 @@ Action FuseConn::worker(int self, int task_id, uint8_t& phase) {
                     ++numworker_;
                     ++numavail_;
                     ++stats_.worker_spawns;
+                    if (Metrics* m = s_->metrics()) ++m->fuse.worker_spawns;
                     s_->start_task(spare_.front(), s_->now() + c.spawn, s_->driving_cpu());
                     spare_.erase(spare_.begin());  // at most max_threads entries, no allocation
                     spawn = c.spawn;
@@ -577,6 +606,7 @@ Action FuseConn::worker(int self, int task_id, uint8_t& phase) {
                     --numavail_;
                     --numworker_;
                     ++stats_.worker_exits;
+                    if (Metrics* m = s_->metrics()) ++m->fuse.worker_exits;
                     spare_.push_back(task_id);  // a later spawn forks a new thread in this slot
                     phase = 0;
                     return Action::Exit();

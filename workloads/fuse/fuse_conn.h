@@ -102,9 +102,10 @@ struct FuseReqArgs {
     int64_t work = -1;
 };
 
-// Slots for background requests nobody waits for (a RELEASE on close): at most max_background
-// are in flight, so 12 suffice unless a server raises the limit (then more submitters block).
-inline constexpr int kFuseOrphanSlots = 12;
+// Slots for requests nobody waits for (fuse_conn.cpp, FuseConn's constructor): the first
+// kFuseOrphanRing are reused in the order they were freed; more in flight take spare slots.
+inline constexpr int kFuseOrphanRing = 12;
+inline constexpr int kFuseOrphanSlots = 1024;
 
 class FuseConn {
 public:
@@ -207,7 +208,9 @@ private:
     std::vector<Req> reqs_;
     std::vector<Submitter> subs_;  // by program index
     std::vector<int> serving_;     // by program index: the request slot a server works on
-    Fifo orphan_free_;             // free slots for requests nobody waits for
+    Fifo orphan_free_;             // free slots for requests nobody waits for: the first kFuseOrphanRing
+    std::vector<int> orphan_spare_;  // the others, free (a stack sized at set-up)
+    int orphan_spare_from_ = 0;      // the first spare slot
     Fifo fiq_pending_;             // /dev/fuse: fiq->pending
     Fifo fiq_waiters_;             // /dev/fuse: task ids of workers sleeping on fiq->waitq, longest first
     Fifo bg_queue_;                // /dev/fuse: fc->bg_queue
