@@ -151,7 +151,9 @@ void refuse_overwrite(const std::string& path, bool force) {
     const fs::file_status st = fs::status(path, ec);
     if (fs::exists(st)) {
         if (fs::is_directory(st)) throw InputError(path, "", "is a directory; expected a file to write");
-        if (!force) throw InputError(path, "", "expected a file that does not exist yet; pass --force to overwrite it");
+        // Only a regular file holds what a user wrote: /dev/null, /dev/stdout or a pipe does not.
+        if (!force && fs::is_regular_file(st))
+            throw InputError(path, "", "expected a file that does not exist yet; pass --force to overwrite it");
         if (::access(path.c_str(), W_OK) != 0) throw InputError(path, "", "cannot be written: " + std::string(std::strerror(errno)));
         return;
     }

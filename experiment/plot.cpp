@@ -97,6 +97,7 @@ std::string plot_script(const std::vector<std::string>& files, const PlotOptions
     const std::string x = resolve_axis(opt.x, axes, file, "--x");
     const bool by_axis = opt.by != "policy" && opt.by != "case";
     const std::string by = by_axis ? resolve_axis(opt.by, axes, file, "--by") : opt.by;
+    if (by == x) throw InputError("--by", "", "expected an axis other than the one --x plots (" + x + ")");
     // (group, x) -> values; other axes must not vary within one.
     struct Cell {
         std::vector<double> v;

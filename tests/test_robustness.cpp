@@ -171,6 +171,16 @@ TEST_CASE("robustness: explain --seed takes a scenario seed, not a wrapped or ig
     CHECK(contains(run_wakesim("explain " + s).out, "seed=3\n"));
 }
 
+TEST_CASE("robustness: -o /dev/null is written without --force, an existing regular file is not", "[cli][robustness]") {
+    TempDir dir;
+    const std::string s = shell_quote(small_scenario(dir));
+    CHECK(run_wakesim("run " + s + " -q -o /dev/null").rc == 0);
+    write_file(dir.file("mine.txt"), "kept");
+    const CmdResult r = run_wakesim("run " + s + " -q -o " + shell_quote(dir.file("mine.txt")));
+    CHECK(r.rc == 2);
+    CHECK(read_file(dir.file("mine.txt")) == "kept");
+}
+
 TEST_CASE("robustness: names echoed in messages are escaped and cut", "[cli][robustness]") {
     TempDir dir;
     const std::string s = small_scenario(dir);

@@ -202,9 +202,15 @@ FuseConnSpec read_fuse_conn(const JsonNode& obj, const ParamValues& p, const Top
     const bool uring = p.choice("transport") == "io_uring";
     d.transport = uring ? FuseTransport::uring : FuseTransport::dev;
     InputErrorCollector errors;  // every mistake of the queue options, each on its own line
-    if (!uring)
+    if (!uring) {
         for (const char* k : {"nr_queues", "queue_cpus"})
             if (p.given(k)) errors.attempt([&] { obj.at(k).fail("expected no queue option with transport \"dev\""); });
+        // The ring's own settings would be ignored: said, not dropped (its costs may stay, for cases
+        // that switch the transport).
+        for (const char* k : {"uring_q_depth", "uring_reply_batch"})
+            if (p.given(k))
+                errors.attempt([&] { obj.at(k).fail("expected no io-uring ring option with transport \"dev\": it has no rings"); });
+    }
     if (uring) {
         if (p.given("nr_queues") && p.given("queue_cpus"))
             errors.attempt([&] { obj.at("queue_cpus").fail("expected either nr_queues or queue_cpus, not both"); });
