@@ -425,6 +425,8 @@ int explain_command(const Scenario& sc, const ExplainArgs& a) {
     spec.explain = &ex;
     spec.explain_wakeup = call;
     RunResult r = run_case(sc, *c, *p, spec);
+    if (!ex.captured() && r.select_calls == 0)
+        throw std::runtime_error("explain: this run places no wakeup (no select_task_rq call): nothing to explain");
     if (!ex.captured())
         throw std::runtime_error("--wakeup: expected at most " + std::to_string(r.select_calls) +
                                  " (the select_task_rq calls this run makes), got " + std::to_string(a.wakeup));
@@ -695,7 +697,23 @@ static int wakesim_main(int argc, char** argv) {
         }
         if (*rtapp) {
             refuse_overwrite(rtapp_out, rtapp_force);
-            const std::string text = import_rtapp(rtapp_file, rtapp_machine).dump(2) + "\n";
+            // A machine file as given here (from the current directory) becomes a path from the
+            // written scenario's folder, where `run` resolves it; a name must be a machine.
+            std::string machine = rtapp_machine;
+            if (!is_machine_name(machine)) {
+                namespace fs = std::filesystem;
+                if (!fs::is_regular_file(machine)) {
+                    const std::string hint = nearest_name(machine, machine_names());
+                    throw InputError("--machine", "", "expected a machine (" + machine_names_text() +
+                                                          ") or a machine file, got " + quote_for_message(machine) +
+                                                          (hint.empty() ? "" : " (did you mean " + quote_for_message(hint) + "?)"));
+                }
+                if (!rtapp_out.empty()) {
+                    const fs::path from = fs::absolute(rtapp_out).parent_path();
+                    machine = fs::absolute(machine).lexically_normal().lexically_relative(from).string();
+                }
+            }
+            const std::string text = import_rtapp(rtapp_file, machine).dump(2) + "\n";
             write_output(text, rtapp_out);
             return 0;
         }
@@ -707,6 +725,15 @@ static int wakesim_main(int argc, char** argv) {
         if (*calib) {
             refuse_overwrite(calib_out, calib_force);
             const CalibSpec spec = load_calibration(calib_file);
+            // --force overwrites an earlier refit, never the files the fit reads.
+            if (!calib_out.empty()) {
+                std::error_code ec;
+                const auto out = std::filesystem::weakly_canonical(calib_out, ec);
+                for (const std::string& in : {calib_file, spec.machine_path})
+                    if (out == std::filesystem::weakly_canonical(in, ec))
+                        throw InputError(calib_out, "", "expected another file than " + quote_for_message(in) +
+                                                            ", which this calibration reads");
+            }
             const CalibResult result = calibrate(spec, calib_jobs);
             const std::string text = calib_format == "json" ? calibration_json(result).dump(2) + "\n" : calibration_table(result);
             std::fwrite(text.data(), 1, text.size(), stdout);  // checked in main()
@@ -846,8 +873,20 @@ static int wakesim_main(int argc, char** argv) {
         }
         if (*explain)
             return explain_command(sc, {ex_case, ex_policy, ex_wakee, ex_after, ex_wakeup, ex_seed_opt->count() > 0, ex_seed});
+        // An empty name (an unset shell variable) would silently mean "none".
+        for (const auto* o : {run->get_option("--trace"), run->get_option("-o"), run->get_option("--trace-window")})
+            if (o->count() > 0 && o->as<std::string>().empty())
+                throw InputError(o->get_name(), "", "expected a file name or window, got an empty string");
         refuse_overwrite(out_path, force);
         refuse_overwrite(trace_path, force);
+        // The report written over the trace (or the reverse) loses one of them.
+        if (!out_path.empty() && !trace_path.empty()) {
+            std::error_code ec;
+            const auto same = std::filesystem::weakly_canonical(out_path, ec) == std::filesystem::weakly_canonical(trace_path, ec);
+            const bool special = std::filesystem::exists(out_path, ec) && !std::filesystem::is_regular_file(out_path, ec);
+            if ((same || out_path == trace_path) && !special)  // /dev/null twice loses nothing
+                throw InputError("--trace", "", "expected another file than -o's: both name " + quote_for_message(out_path));
+        }
         RunOptions opt;
         opt.progress = Progress(sc.name, run_quiet);
         opt.cases = cases;

@@ -176,8 +176,9 @@ CalibMeasurement read_measurement(const JsonNode& n, const std::string& calib_di
         its = machine_file_of(mach.at("preset"), dir_of(path));
     if (canonical(its) != canonical(machine_path))
         sn.fail("expected a scenario on the calibration's machine " + quote_for_message(machine_name_of(machine_path)) +
-                "; " + quote_for_message(path) + " runs on " +
-                (its.empty() ? std::string("its own topology") : quote_for_message(machine_name_of(its))));
+                " (" + quote_for_message(machine_path) + "); " + quote_for_message(path) + " runs on " +
+                (its.empty() ? std::string("its own topology")
+                             : quote_for_message(machine_name_of(its)) + " (" + quote_for_message(its) + ")"));
     std::vector<std::string> cases, policies;
     for (const auto& c : sc.cases) cases.push_back(c.name);
     for (const auto& p : sc.policies) policies.push_back(p.name);
@@ -716,14 +717,24 @@ nlohmann::json calibrated_machine(const CalibResult& r, const std::string& out_p
         const nlohmann::json& value = it.value();
         nlohmann::json& e = doc["profile"][key];
         std::string note;
+        bool moved = false;  // a value the fit changed; one left at its start keeps its source
         for (const auto& p : r.params)
-            if (override_key(p.param.key) == key)
+            if (override_key(p.param.key) == key) {
+                moved |= p.fitted != p.param.start;
                 note += (note.empty() ? "" : "; ") + p.param.key + " " + show_value(p.fitted, p.param.unit) +
                         (p.identifiable ? " ± " + show_value(p.sd, p.param.unit) : " (" + p.note + ")") + ", was " +
                         show_value(p.param.start, p.param.unit);
-        e = {{"value", value}, {"source", source}, {"note", note}};
+            }
+        if (!moved) continue;
+        // The entry's earlier source stays: a fit of one idle state's latency keeps the others'.
+        const std::string before = e.is_object() && e.contains("source") && e["source"].is_string()
+                                       ? e["source"].get<std::string>()
+                                       : std::string();
+        e = {{"value", value}, {"source", before.empty() ? source : source + "; before: " + before}, {"note", note}};
     }
-    doc["description"] = doc.value("description", std::string()) + " Profile refitted by wakesim calibrate as " +
+    std::string description = doc.value("description", std::string());
+    if (!description.empty() && description.back() != '.') description += '.';
+    doc["description"] = description + (description.empty() ? "" : " ") + "Profile refitted by wakesim calibrate as " +
                          machine_name_of(out_path) + ".";
     return doc;
 }

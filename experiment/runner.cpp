@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <stdexcept>
 #include <mutex>
@@ -52,7 +53,12 @@ RunSpec make_run_spec(const Scenario& sc, const CaseSpec& c, const Policy& p, ui
 
 RunResult run_case(const Scenario& sc, const CaseSpec& c, const Policy& p, const RunSpec& spec) {
     try {
-        return run_simulation(spec);
+        RunResult r = run_simulation(spec);
+        // A workload that finished its ops without simulated time passing (every cost it pays is
+        // 0) has no per-op figure: 0 us/op and 0 ops/s would be reported as if measured.
+        if (r.completed && r.metrics.integer(Metric::ops) > 0 && r.metrics.integer(Metric::sim_time_ns) == 0)
+            throw TimeStandsStill(0, "the workload's ops took no simulated time");
+        return r;
     } catch (const TimeStandsStill& e) {
         // The input is at fault: the costs it gave let a workload loop at one instant.
         throw InputError(sc.file, "/machine",
@@ -167,10 +173,9 @@ std::vector<RunRecord> run_scenario(const Scenario& sc, const RunOptions& opt) {
     if (!opt.trace_path.empty() && !opt.force)
         for (const Job& j : jobs) {
             const std::string name = trace_name(opt.trace_path, j, jobs.size() > 1);
-            if (std::FILE* f = std::fopen(name.c_str(), "r")) {
-                std::fclose(f);
+            std::error_code ec;  // only a regular file holds what a user wrote: /dev/null does not
+            if (std::filesystem::is_regular_file(name, ec))
                 throw InputError(name, "", "the trace file exists; pass --force to overwrite it");
-            }
         }
     const int parallel = std::max(1, std::min<int>(opt.jobs, static_cast<int>(jobs.size())));
     for (const auto& c : sc.cases)

@@ -52,7 +52,7 @@ public:
                 break;
             }
             case Kind::cpu_frequency:
-                std::fprintf(body_, "cpu_frequency: state=%lld cpu_id=%d\n", static_cast<long long>(e.value), e.cpu);
+                std::fprintf(body_, "cpu_frequency: state=%lld cpu_id=%d\n", static_cast<long long>(e.value), e.target_cpu);
                 break;
             case Kind::cpu_idle:
                 std::fprintf(body_, "cpu_idle: state=%u cpu_id=%d\n", static_cast<uint32_t>(e.value), e.cpu);
@@ -176,10 +176,17 @@ void TraceSink::wakeup_new(const Task& p, int parent_cpu, const Task* parent_cur
     emit(make_event(Kind::wakeup_new, clock_.now(), parent_cpu, parent_curr, &p, p.cpu));
 }
 
-void TraceSink::migrate(const Task& p, int from, int to, MigrationCause) {
-    // Emitted where it happens: the CPU whose driver code issued the wakeup, else the old CPU.
-    TraceEvent e = make_event(Kind::migrate, clock_.now(), exec_.driving_cpu() >= 0 ? exec_.driving_cpu() : from,
-                              exec_.driving_task(), &p, from);
+void TraceSink::migrate(const Task& p, int from, int to, MigrationCause cause) {
+    // Emitted where set_task_cpu() runs: the CPU whose task issued the wakeup; for a balancer's
+    // pull the pulling CPU (periodic or newly idle balance runs on the destination), in the
+    // context of the task it runs; else (an active balance's push) the old CPU.
+    int on = exec_.driving_cpu();
+    const Task* context = exec_.driving_task();
+    if (on < 0) {
+        on = cause == MigrationCause::balance || cause == MigrationCause::newidle ? to : from;
+        context = exec_.sched().current(on);
+    }
+    TraceEvent e = make_event(Kind::migrate, clock_.now(), on, context, &p, from);
     e.dest_cpu = to;
     emit(e);
 }
@@ -194,7 +201,10 @@ void TraceSink::sched_switch(int cpu, const Task* prev, char prev_state, const T
 }
 
 void TraceSink::cpu_frequency(Time t, int cpu, int64_t khz) {
-    TraceEvent e = make_event(Kind::cpu_frequency, t, cpu, nullptr);
+    // Written by the CPU that changes the clock (schedutil's update, for every CPU of the
+    // policy), in the context of the task it runs; cpu_id names the CPU whose clock it is.
+    const int on = exec_.driving_cpu() >= 0 ? exec_.driving_cpu() : cpu;
+    TraceEvent e = make_event(Kind::cpu_frequency, t, on, exec_.sched().current(on), nullptr, cpu);
     e.value = khz;
     emit(e);
 }

@@ -116,7 +116,7 @@ void PerfettoTraceWriter::event(const TraceEvent& e) {
         case Kind::cpu_idle:
             which = e.kind == Kind::cpu_frequency ? ftrace_event::cpu_frequency : ftrace_event::cpu_idle;
             fields_.uint(power::state, static_cast<uint32_t>(e.value));
-            fields_.uint(power::cpu_id, static_cast<uint32_t>(e.cpu));
+            fields_.uint(power::cpu_id, static_cast<uint32_t>(e.kind == Kind::cpu_frequency ? e.target_cpu : e.cpu));
             break;
         case Kind::marker: {
             // The kernel appends the newline a trace_marker write lacks (tracing_mark_write()).

@@ -251,6 +251,23 @@ TEST_CASE("calibrate -o writes a machine file that runs, and keeps an existing o
     CHECK(again.rc == 2);
     CHECK(contains(again.out, "--force"));
     CHECK(read_file(out) == before);
+    // Not even with --force over the files the fit reads.
+    const std::string cal = read_file(tmp.file("c.json"));
+    const CmdResult self = run_wakesim("calibrate " + shell_quote(tmp.file("c.json")) + " --force -o " + shell_quote(tmp.file("c.json")));
+    CHECK(self.rc == 2);
+    CHECK(contains(self.out, "which this calibration reads"));
+    CHECK(read_file(tmp.file("c.json")) == cal);
+    // A refit of a refit keeps what the entry said before, and the description's sentences.
+    nlohmann::json c2 = c;
+    c2["machine"] = out;
+    c2["measurements"][0]["scenario"] = "refit.json";  // the pipe on the refit machine
+    c2["measurements"][0]["value"] = pinned * 1.3;
+    write_file(tmp.file("c2.json"), c2.dump());
+    const std::string out2 = tmp.file("kvm-refit2.json");
+    REQUIRE(run_wakesim("calibrate " + shell_quote(tmp.file("c2.json")) + " -o " + shell_quote(out2)).rc == 0);
+    const auto m2 = nlohmann::json::parse(read_file(out2));
+    CHECK(contains(m2["profile"]["ctx_switch"]["source"].get<std::string>(), "; before: fitted by wakesim calibrate (c.json)"));
+    CHECK(contains(m2["description"].get<std::string>(), "as kvm-refit. Profile refitted by wakesim calibrate as kvm-refit2."));
 }
 
 TEST_CASE("calibrate: every bad calibration file gives one error line with its pointer and exit code 2", "[calibrate][cli][bad_inputs]") {

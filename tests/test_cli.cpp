@@ -743,6 +743,22 @@ TEST_CASE("cli: import rtapp reads rt-app's own style: comments, trailing commas
     runs(bp, "barrier.json");
 }
 
+TEST_CASE("cli: import rtapp --machine takes a machine or a machine file, written as a path from -o's folder",
+          "[cli][rtapp]") {
+    TempDir tmp;
+    const std::string in = shell_quote((kSource / "tests" / "data" / "rtapp" / "periodic-pair.json").string());
+    fs::create_directories(tmp.file("sub"));
+    const std::string machine = (kSource / "machines" / "kvm-2vcpu.json").string();
+    const std::string out = tmp.file("sub/s.json");
+    const CmdResult r = run_wakesim("import rtapp " + in + " -o " + shell_quote(out) + " --machine " + shell_quote(machine));
+    INFO(r.out);
+    REQUIRE(r.rc == 0);
+    CHECK(run_wakesim("run -q --seeds 1 " + shell_quote(out)).rc == 0);  // the path resolves from sub/
+    const CmdResult bad = run_wakesim("import rtapp " + in + " --machine altra80");
+    CHECK(bad.rc == 2);
+    CHECK(contains(bad.out, "(did you mean \"altra-80\"?)"));
+}
+
 TEST_CASE("cli: import rtapp refuses what wakesim does not model, every construct on its own line", "[cli][rtapp]") {
     const fs::path data = kSource / "tests" / "data" / "rtapp";
     const std::string file = (data / "unmodelled.json").string();

@@ -179,6 +179,15 @@ TEST_CASE("robustness: -o /dev/null is written without --force, an existing regu
     const CmdResult r = run_wakesim("run " + s + " -q -o " + shell_quote(dir.file("mine.txt")));
     CHECK(r.rc == 2);
     CHECK(read_file(dir.file("mine.txt")) == "kept");
+    // The report and the trace in one file would lose one of them; an empty name means no file.
+    const std::string both = shell_quote(dir.file("both.txt"));
+    const CmdResult same = run_wakesim("run " + s + " -q -o " + both + " --trace " + both);
+    CHECK(same.rc == 2);
+    CHECK(contains(same.out, "--trace: expected another file than -o's"));
+    CHECK_FALSE(fs::exists(dir.file("both.txt")));
+    const CmdResult empty = run_wakesim("run " + s + " -q --trace ''");
+    CHECK(empty.rc == 2);
+    CHECK(contains(empty.out, "got an empty string"));
 }
 
 TEST_CASE("robustness: names echoed in messages are escaped and cut", "[cli][robustness]") {

@@ -133,6 +133,30 @@ TEST_CASE("Without cpuN/nodeK entries the nodes come from ../node/nodeK/cpulist"
     CHECK(t.node_distance(1, 0) == 31);
 }
 
+TEST_CASE("A CPU in two nodes' cpulists, or an asymmetric distance, is an error naming that node's file", "[sysfs]") {
+    TreeCopy tree("sysfs-2s2c2t");
+    for (int c = 0; c < 8; ++c) tree.remove("cpu/cpu" + std::to_string(c) + "/node" + std::to_string((c % 4) / 2));
+    tree.write("node/node0/distance", "10 21");
+    tree.write("node/node1/distance", "21 10");
+    tree.write("node/node1/cpulist", "0,2-3,6-7");  // CPU 0 is node0's too
+    CHECK_THROWS_WITH(import_sysfs(tree.cpu_dir().string()),
+                      Catch::Contains("node1/cpulist: /: expected each CPU in one node; CPU 0 is in node0's cpulist too"));
+    tree.write("node/node1/cpulist", "2-3,6-7");
+    tree.write("node/node1/distance", "31 10");
+    CHECK_THROWS_WITH(import_sysfs(tree.cpu_dir().string()),
+                      Catch::Contains("node0/distance: /: expected the distance to node1 (21) to equal node1's to node0 (31)"));
+}
+
+TEST_CASE("A CPU whose own online file says 0 is offline, whatever cpu/online says", "[sysfs]") {
+    TreeCopy tree("sysfs-bl-4-4");
+    tree.write("cpu/online", "0-7");
+    tree.write("cpu/cpu2/online", "0");
+    tree.remove("cpu/cpu2/topology");
+    tree.remove("cpu/cpu2/cache");
+    const Topology t = import_sysfs(tree.cpu_dir().string());
+    CHECK(t.nr_cpus() == 7);
+}
+
 TEST_CASE("An offline CPU in the middle is skipped and the later CPUs are renumbered", "[sysfs]") {
     TreeCopy tree("sysfs-bl-4-4");
     tree.write("cpu/cpu2/online", "0");

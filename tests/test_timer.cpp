@@ -167,7 +167,7 @@ TEST_CASE("timer: the step and the declaration are checked like every other step
     };
     const std::string task = R"("tasks": [{"name": "a", "program": [{"loop": 2, "do": [{"run": "1ms"}, )";
     CHECK(error_of(R"({"kind": "program", )" + task + R"({"timer": "t", "period": "1ms"}]}]}]})") ==
-          "t.json: /workload/tasks/0/program/0/do/1/timer: expected a timer declared in the program's \"timers\" object");
+          "t.json: /workload/tasks/0/program/0/do/1/timer: expected a timer declared in the program's \"timers\" object (it declares none), got \"t\"");
     CHECK(error_of(R"({"kind": "program", "timers": {"tick": {}}, )" + task + R"({"timer": "tik", "period": "1ms"}]}]}]})")
               .find("/workload/tasks/0/program/0/do/1/timer: ") != std::string::npos);
     CHECK(error_of(R"({"kind": "program", "timers": {"tick": {}}, )" + task + R"({"timer": "tick"}]}]}]})") ==

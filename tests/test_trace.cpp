@@ -212,3 +212,41 @@ TEST_CASE("A task that exits while another waits on its CPU is switched out with
     CHECK(e_out >= 1);
     CHECK(text.find("prev_comm=E prev_pid=1000 prev_prio=120 prev_state=X ==> next_comm=W") != std::string::npos);
 }
+
+TEST_CASE("Every trace line is written in the context of the task running on its CPU: balance pulls on the "
+          "pulling CPU, clock changes by the CPU that made them", "[trace]") {
+    // Twelve workers and three hogs on CPUs 0-3 of the Xeon: newly idle and periodic balancing pull
+    // tasks between them, and schedutil changes their clocks. Each line's TASK-PID must be the task
+    // that sched_switch last put on that CPU (the idle task, pid 0, before any).
+    const Scenario sc = parse_scenario(nlohmann::json::parse(R"({
+      "name": "trace-context",
+      "machine": "xeon-2s-16c32t",
+      "workload": {"kind": "program", "tasks": [
+        {"name": "w", "count": 12, "cpus": "0-3", "program": [{"loop": 100, "do": [{"run": "50us"}, {"sleep": "80us"}, {"op": 1}]}]}],
+        "hogs": {"count": 3, "cpus": "0-3"}},
+      "policies": ["plain"], "run": {"seeds": [1]}
+    })"),
+                                       "trace-context.json");
+    const std::string text = tracetest::run_traced(make_run_spec(sc, sc.cases[0], sc.policies[0], 1));
+    std::istringstream is(text);
+    std::map<int, int> curr;  // CPU -> pid running there
+    int migrations = 0, frequencies = 0, checked = 0;
+    for (std::string l; std::getline(is, l);) {
+        const Parsed p = parse(l);
+        if (p.event.empty()) continue;
+        if (p.event != "cpu_idle") {  // the idle state's lines are the idle task's, as the kernel's
+            INFO(l);
+            CHECK(p.pid == (curr.count(p.cpu) ? curr[p.cpu] : 0));
+            ++checked;
+        }
+        migrations += p.event == "sched_migrate_task";
+        frequencies += p.event == "cpu_frequency";
+        if (p.event == "sched_switch") {
+            const auto at = p.args.find("next_pid=");
+            curr[p.cpu] = std::stoi(p.args.substr(at + 9));
+        }
+    }
+    CHECK(migrations > 10);
+    CHECK(frequencies > 0);
+    CHECK(checked > 1000);
+}

@@ -190,9 +190,10 @@ Topology import_sysfs(const std::string& dir) {
     std::vector<int> offline;
     for (const auto& [id, path] : entries) {
         if (id >= kMaxCpus) bad(path, "expected CPU numbers below " + std::to_string(kMaxCpus));
+        // Offline when cpu/online leaves it out or its own cpuN/online says 0 (the two agree on a
+        // live system; a copy that has either is read as the docs say).
         bool up = online ? online->test(id) : true;
-        if (!online)
-            if (auto t = read_text(path / "online")) up = parse_int(path / "online", *t, 0, 1, "0 or 1") == 1;
+        if (auto t = read_text(path / "online")) up = up && parse_int(path / "online", *t, 0, 1, "0 or 1") == 1;
         if (!up) {
             offline.push_back(id);
             continue;
@@ -265,7 +266,12 @@ Topology import_sysfs(const std::string& dir) {
         if (auto t = read_text(path / "cpulist")) {
             const CpuSet members = parse_set(path / "cpulist", *t);
             for (SysCpu& c : cpus)
-                if (members.test(c.sys_id) && c.node < 0) c.node = k;
+                if (members.test(c.sys_id)) {
+                    if (c.node >= 0 && c.node != k)
+                        bad(path / "cpulist", "expected each CPU in one node; CPU " + std::to_string(c.sys_id) +
+                                                  " is in node" + std::to_string(c.node) + "'s cpulist too");
+                    c.node = k;
+                }
         }
         if (auto t = read_text(path / "distance")) {
             std::istringstream in(*t);
@@ -310,6 +316,17 @@ Topology import_sysfs(const std::string& dir) {
                 if (column.count(kb))
                     distance[static_cast<size_t>(a)][static_cast<size_t>(b)] = row->second[column[kb]];
         }
+        // The scheduler's NUMA levels assume a symmetric table: name the file that breaks it.
+        for (const auto& [ka, a] : node_ids)
+            for (const auto& [kb, b] : node_ids) {
+                const int ab = distance[static_cast<size_t>(a)][static_cast<size_t>(b)];
+                const int ba = distance[static_cast<size_t>(b)][static_cast<size_t>(a)];
+                if (ka < kb && ab != ba)
+                    bad(node_root / ("node" + std::to_string(ka)) / "distance",
+                        "expected the distance to node" + std::to_string(kb) + " (" + std::to_string(ab) +
+                            ") to equal node" + std::to_string(kb) + "'s to node" + std::to_string(ka) + " (" +
+                            std::to_string(ba) + ")");
+            }
     }
 
     // Kernel-style mask shaping, then partitions and dense ids.

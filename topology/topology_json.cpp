@@ -87,6 +87,18 @@ Topology read_compact(const JsonNode& node, std::string name, std::string descri
                        std::to_string(caps->size()));
         for (size_t i = 0; i < caps->size(); ++i)
             errors.attempt([&] { s.capacities.push_back(static_cast<int>((*caps)[i].as_int(1, 1024))); });
+        // sd_init() warns "CPU capacity asymmetry not supported on SMT": siblings share a core.
+        if (static_cast<int>(s.capacities.size()) == n && s.threads_per_core > 1)
+            for (int cpu = 0; cpu < n; ++cpu) {
+                const int first = s.numbering == CpuNumbering::siblings_adjacent ? cpu - cpu % s.threads_per_core : cpu % ncores;
+                if (s.capacities[static_cast<size_t>(cpu)] != s.capacities[static_cast<size_t>(first)])
+                    errors.attempt([&] {
+                        (*caps)[static_cast<size_t>(cpu)].fail(
+                            "expected the capacity of CPU " + std::to_string(first) + ", its SMT sibling (" +
+                            std::to_string(s.capacities[static_cast<size_t>(first)]) +
+                            "): Linux supports no capacity asymmetry within a core");
+                    });
+            }
     });
     if (types) errors.attempt([&] {
         if (types->size() == 0) types->fail("expected at least one core type");
@@ -171,6 +183,22 @@ Topology read_explicit(const JsonNode& node, std::string name, std::string descr
         fields.finish();
         cpus.push_back(c);
     });
+    errors.finish();
+    // A cluster on some CPUs only would put the others in a cluster nobody wrote (their LLC's).
+    if (has_clusters)
+        for (size_t i = 0; i < n; ++i)
+            if (!list[i].has("cluster"))
+                errors.attempt([&] { list[i].fail("expected \"cluster\" on every CPU or on none; this CPU has none"); });
+    // sd_init() warns "CPU capacity asymmetry not supported on SMT": siblings share a core.
+    for (size_t i = 0; i < cpus.size(); ++i)
+        for (size_t k = 0; k < i; ++k)
+            if (cpus[k].package == cpus[i].package && cpus[k].core == cpus[i].core && cpus[k].capacity != cpus[i].capacity) {
+                errors.attempt([&] {
+                    list[i].fail("expected the capacity of CPU " + std::to_string(cpus[k].id) + ", its SMT sibling (" +
+                                 std::to_string(cpus[k].capacity) + "): Linux supports no capacity asymmetry within a core");
+                });
+                break;
+            }
     errors.finish();
     try {
         return Topology::from_cpus(std::move(name), std::move(description), std::move(cpus), std::move(distance),

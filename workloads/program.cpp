@@ -3,6 +3,7 @@
 // The JSON is read into a ProgramSpec (names resolved, every value checked), which is then compiled
 // into the Op code that workloads/program/task_program.h interprets.
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -130,6 +131,11 @@ struct ProgramSpec {
     std::vector<TaskDef> tasks;
     int parent_cpu = 0;
 };
+
+// A value the user gave, for a message: a string quoted and escaped, anything else as JSON.
+std::string shown(const JsonNode& n) {
+    return n.raw().is_string() ? quote_for_message(n.raw().get<std::string>()) : quote_for_message(n.raw().dump());
+}
 
 WakeSite read_site(const JsonNode& n, const std::string& default_name) {
     const ParamValues p = read_params(n, wake_site_params(), {"name", "flags"});
@@ -259,7 +265,8 @@ struct StepReader {
                     s.kind = StepKind::barrier;
                     if (barriers.empty())
                         st.at("barrier").fail(
-                            "expected a barrier declared in the program's \"barriers\" object (it declares none)");
+                            "expected a barrier declared in the program's \"barriers\" object (it declares none), got " +
+                            shown(st.at("barrier")));
                     s.target = barriers.at(st.at("barrier").as_enum(names_of(barriers)));
                 } else if (st.has("op")) {
                     st.check_keys({"op"});
@@ -289,7 +296,9 @@ struct StepReader {
                     // Takes time: each use moves the expiry a period on, so a loop reaches one ahead.
                     waits = true;
                     s.kind = StepKind::timer;
-                    if (timers.empty()) st.at("timer").fail("expected a timer declared in the program's \"timers\" object");
+                    if (timers.empty())
+                        st.at("timer").fail("expected a timer declared in the program's \"timers\" object (it declares none), got " +
+                                            shown(st.at("timer")));
                     const JsonNode tn = st.at("timer");
                     const std::string name = tn.as_string();
                     auto it = timers.find(name);
@@ -297,8 +306,17 @@ struct StepReader {
                     if (!st.has("period")) st.fail("expected \"period\": the timer's period for this step, e.g. \"10ms\"");
                     s.ns = st.at("period").as_duration_ns(1, kMaxTime);
                 } else {
+                    static const std::vector<std::string> kSteps = {"run",     "sleep",   "post", "wait",
+                                                                    "resume",  "suspend", "barrier", "op",
+                                                                    "loop",    "fuse",    "timer"};
+                    const std::vector<std::string> keys = st.keys();
+                    const std::string got = keys.empty() ? std::string() : keys.front();
+                    const std::string hint = got.empty() ? std::string() : nearest_name(got, kSteps);
                     st.fail("expected a step with one of: run, sleep, post, wait, resume, suspend, barrier, op, loop, "
-                            "fuse, timer");
+                            "fuse, timer" +
+                            (got.empty() ? std::string("; got an empty object")
+                                         : "; got " + quote_for_message(got) +
+                                               (hint.empty() ? "" : " (did you mean " + quote_for_message(hint) + "?)")));
                 }
                 out.push_back(std::move(s));
             });
@@ -312,28 +330,33 @@ ProgramSpec read_program(const WorkloadInput& in) {
     const JsonNode& w = in.json;
     ProgramSpec s;
     std::map<std::string, int> chan_ix, barrier_ix, task_ix;
-    InputErrorCollector decl_errors;  // every bad channel, connection and barrier, each on its own line
+    // Every bad declaration, task and step, each on its own line. A channel, barrier, timer or
+    // task with a bad field is still declared, so that the steps naming it are read too.
+    InputErrorCollector errors;
+    InputErrorCollector& decl_errors = errors;
     if (auto chans = w.get("channels")) {
         chans->require_object();
         for (const auto& name : chans->keys()) decl_errors.attempt([&] {
             JsonNode c = chans->at(name);
+            const int at = static_cast<int>(s.channels.size());
+            chan_ix[name] = at;
+            s.channels.push_back(Channel{});
+            s.channels.back().name = name;
             const ParamValues p = read_params(c, channel_params(), {"wake", "writer_wake"});
-            Channel ch;
-            ch.name = name;
+            Channel& ch = s.channels[static_cast<size_t>(at)];
             ch.capacity = p.integer("capacity");
             ch.shared_bytes = p.size_bytes("shared_data");
             ch.shared_lines = p.integer("shared_lines");
             const WakeSite plain{name, 0, false, SiteRole::generic};
             ch.read_site = c.has("wake") ? read_site(c.at("wake"), name) : plain;
             ch.write_site = c.has("writer_wake") ? read_site(c.at("writer_wake"), name) : plain;
-            chan_ix[name] = static_cast<int>(s.channels.size());
-            s.channels.push_back(ch);
         });
     }
     std::map<std::string, int> conn_ix;
+    bool conn_failed = false;  // a connection holds no spec to stand in: its steps wait for a fix
     if (auto conns = w.get("fuse")) {
         conns->require_object();
-        for (const auto& name : conns->keys()) decl_errors.attempt([&] {
+        for (const auto& name : conns->keys()) conn_failed |= !decl_errors.attempt([&] {
             JsonNode c = conns->at(name);
             if (!is_plain_name(name)) c.fail("expected a connection name without spaces or control characters");
             const ParamValues p = read_params(c, fuse_conn_params());
@@ -344,9 +367,9 @@ ProgramSpec read_program(const WorkloadInput& in) {
     if (auto bars = w.get("barriers")) {
         bars->require_object();
         for (const auto& name : bars->keys()) decl_errors.attempt([&] {
-            const int size = static_cast<int>(bars->at(name).as_int(1, kMaxTasks));
             barrier_ix[name] = static_cast<int>(s.barriers.size());
-            s.barriers.push_back(size);
+            s.barriers.push_back(1);
+            s.barriers.back() = static_cast<int>(bars->at(name).as_int(1, kMaxTasks));
         });
     }
     std::map<std::string, int> timer_ix;
@@ -354,40 +377,62 @@ ProgramSpec read_program(const WorkloadInput& in) {
         tms->require_object();
         for (const auto& name : tms->keys()) decl_errors.attempt([&] {
             JsonNode t = tms->at(name);
+            timer_ix[name] = static_cast<int>(s.timers.size());
+            s.timers.push_back({name, false, false});
             if (!is_plain_name(name)) t.fail("expected a timer name without spaces or control characters");
             const ParamValues p = read_params(t, timer_params());
-            timer_ix[name] = static_cast<int>(s.timers.size());
-            s.timers.push_back({name, p.choice("mode") == "absolute", p.boolean("shared")});
+            s.timers.back() = {name, p.choice("mode") == "absolute", p.boolean("shared")};
         });
     }
-    decl_errors.finish();  // the steps name channels, connections, barriers and timers
+    if (conn_failed) errors.finish();  // the steps name connections
     JsonNode tasks = w.at("tasks");
     tasks.require_array();
     if (tasks.size() == 0) tasks.fail("expected at least one task");
-    // First pass: names, counts and the other scalars (a task may resume one defined later).
-    std::vector<ParamValues> params;
+    // First pass: names, counts and the other scalars (a task may resume one defined later). A
+    // task with a bad field keeps its place, so that the rest of the file is read as well.
+    std::vector<std::optional<ParamValues>> params(tasks.size());
+    std::vector<bool> named(tasks.size(), false);
     int64_t total = 0;
-    InputErrorCollector errors;  // every bad task, each error on its own line
+    s.tasks.resize(tasks.size());
     for (size_t i = 0; i < tasks.size(); ++i) errors.attempt([&] {
         JsonNode t = tasks[i];
         t.require_object();
-        TaskDef d;
+        TaskDef& d = s.tasks[i];
         d.name = t.at("name").as_string();
         if (!is_plain_name(d.name)) t.at("name").fail("expected a task name without spaces or control characters");
         if (task_ix.count(d.name)) t.at("name").fail("expected a unique task name, " + quote_for_message(d.name) + " is used twice");
+        task_ix[d.name] = static_cast<int>(i);
+        named[i] = true;
         t.check_keys(keys_around({"name"}, task_params(), {"program"}));  // in this order in the error's list
-        params.push_back(read_params(t, task_params(), {"name", "program"}));
-        d.count = params.back().integer("count");
-        task_ix[d.name] = static_cast<int>(s.tasks.size());
+        params[i] = read_params(t, task_params(), {"name", "program"});
+        d.count = params[i]->integer("count");
         total += d.count;
         if (total > kMaxTasks) t.fail("expected at most 100000 tasks in all");
-        s.tasks.push_back(std::move(d));
     });
-    errors.finish();  // the steps name tasks: read them once every task is known
+    // The instances' names (name-0, name-1, ... for a count above 1) are the comms that traces,
+    // `explain --wakee` and `resume` go by: each once.
+    std::map<std::string, size_t> comm_of;
+    for (size_t i = 0; i < tasks.size(); ++i) {
+        if (!named[i]) continue;
+        const TaskDef& d = s.tasks[i];
+        for (int64_t k = 0; k < (d.count > 1 ? d.count : 1); ++k) {
+            const std::string comm = d.count > 1 ? d.name + "-" + std::to_string(k) : d.name;
+            const auto [at, fresh] = comm_of.emplace(comm, i);
+            if (!fresh) {
+                errors.attempt([&] {
+                    tasks[i].at("name").fail("expected names whose instances differ; " + quote_for_message(comm) +
+                                             " is an instance of task " + std::to_string(at->second) +
+                                             " (" + quote_for_message(s.tasks[at->second].name) + ") too");
+                });
+                break;
+            }
+        }
+    }
     const StepReader steps{chan_ix, conn_ix, barrier_ix, task_ix, timer_ix};
     for (size_t i = 0; i < tasks.size(); ++i) errors.attempt([&] {
+        if (!params[i]) return;  // its own error is said; its steps would name no new mistake reliably
         JsonNode t = tasks[i];
-        const ParamValues& p = params[i];
+        const ParamValues& p = *params[i];
         TaskSpec& spec = s.tasks[i].spec;
         spec.footprint_kib = p.size_bytes("footprint") / 1024;
         s.tasks[i].delay = p.duration_ns("delay");
