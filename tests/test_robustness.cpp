@@ -147,25 +147,23 @@ TEST_CASE("robustness: a failed write is an error, not a silent success", "[cli]
     CHECK(list.out == "wakesim: error: <stdout>: /: cannot write the output: No space left on device\n");
 }
 
-TEST_CASE("robustness: explain --seed takes a scenario seed, not a wrapped or ignored one", "[cli][robustness]") {
+TEST_CASE("robustness: option mistakes are one line in wakesim's words, and explain --seed takes a scenario seed, "
+          "not a wrapped or ignored one", "[cli][robustness]") {
     TempDir dir;
     const std::string s = shell_quote(small_scenario(dir));
-    const CmdResult neg = run_wakesim("explain " + s + " --seed -1");
-    CHECK(neg.rc == 2);
-    CHECK(count_lines(neg.out) == 1);
-    CHECK(contains(neg.out, "--seed: expected a whole number of at least 0; got \"-1\""));
-    // The same words for every numeric option, and for a number that is not whole.
-    const CmdResult frac = run_wakesim("run " + s + " --seeds 1.5");
-    CHECK(frac.rc == 2);
-    CHECK(contains(frac.out, "--seeds: expected a whole number from 1 to 10000; got \"1.5\""));
-    // An option given twice, a second scenario: wakesim's words, one line.
-    const CmdResult two = run_wakesim("run " + s + " " + s);
-    CHECK(two.rc == 2);
-    CHECK(count_lines(two.out) == 1);
-    CHECK(contains(two.out, "wakesim run: expected no more arguments; got "));
-    const CmdResult twice = run_wakesim("run " + s + " --format json --format csv");
-    CHECK(twice.rc == 2);
-    CHECK(contains(twice.out, "--format: expected once; given 2 times"));
+    // One line each, in wakesim's words: a number out of range or not whole, a second scenario,
+    // an option given twice.
+    const auto refused = [](const std::string& cmd, const std::string& text) {
+        const CmdResult r = run_wakesim(cmd);
+        INFO(cmd << " -> " << r.out);
+        CHECK(r.rc == 2);
+        CHECK(count_lines(r.out) == 1);
+        CHECK(contains(r.out, text));
+    };
+    refused("explain " + s + " --seed -1", "--seed: expected a whole number of at least 0; got \"-1\"");
+    refused("run " + s + " --seeds 1.5", "--seeds: expected a whole number from 1 to 10000; got \"1.5\"");
+    refused("run " + s + " " + s, "wakesim run: expected no more arguments; got ");
+    refused("run " + s + " --format json --format csv", "--format: expected once; given 2 times");
     // Seed 0 is a valid scenario seed: it is used, not replaced by the scenario's first (3).
     CHECK(contains(run_wakesim("explain " + s + " --seed 0").out, "seed=0\n"));
     CHECK(contains(run_wakesim("explain " + s).out, "seed=3\n"));
