@@ -1040,7 +1040,8 @@ TEST_CASE("cli: a workload left with nothing to happen stops there, says who wai
     CHECK(contains(table.out, "  stuck\n"));
     CHECK(contains(table.out, "wakesim: warning: case \"default\", policy \"plain\", seed 1: stuck at "));
     CHECK(contains(table.out, "before the workload finished: a (waits on channel \"x\"), b-0 (waits at a barrier short of "
-                              "tasks), b-1 (waits at a barrier short of tasks)\n"));
+                              "tasks: 2 of its 3 participants arrived), b-1 (waits at a barrier short of tasks: 2 of its 3 "
+                              "participants arrived)\n"));
     const CmdResult json = run_wakesim("run " + sc + " -q --format json", false);
     REQUIRE(json.rc == 0);
     const auto run = nlohmann::json::parse(json.out).at("runs").at(0);

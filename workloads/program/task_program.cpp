@@ -675,7 +675,11 @@ std::string ProgramDriver::blocked_text() const {
             const Op& op = c.ops[c.pc];
             if (op.kind == Op::wait) what = "waits on channel " + quote_for_message(chans_[static_cast<size_t>(op.a)].def.name);
             else if (op.kind == Op::post) what = "waits to post to the full channel " + quote_for_message(chans_[static_cast<size_t>(op.a)].def.name);
-            else if (op.kind == Op::barrier) what = "waits at a barrier short of tasks";
+            else if (op.kind == Op::barrier) {
+                const Barrier& b = barriers_[static_cast<size_t>(op.a)];
+                what = "waits at a barrier short of tasks: " + std::to_string(b.arrived) + " of its " +
+                       std::to_string(b.size) + " participants arrived";
+            }
         }
         out += (listed++ == 0 ? "" : ", ") + t.comm + " (" + what + ")";
     }
