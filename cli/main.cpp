@@ -289,6 +289,7 @@ std::string usage_error_text(const CLI::App& app, const CLI::ParseError& e, int 
     std::string text = e.what();
     if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
         const CLI::App* cmd = selected_command(app);
+        const std::string where = cmd == &app ? std::string("wakesim") : "wakesim " + cmd->get_name();
         std::vector<std::string> names;
         for (const CLI::App* a = cmd; a != nullptr; a = a->get_parent())
             for (const CLI::Option* o : a->get_options()) {
@@ -304,12 +305,10 @@ std::string usage_error_text(const CLI::App& app, const CLI::ParseError& e, int 
             for (const auto& n : names)
                 if (n.rfind("--", 0) == 0) longs.push_back(n);
             const std::string hint = nearest_name(arg, longs);
-            const std::string where = cmd == &app ? std::string("wakesim") : "wakesim " + cmd->get_name();
             return "unknown option " + quote_for_message(arg) + " for " + where +
                    (hint.empty() ? "; see " + where + " --help" : "; did you mean " + quote_for_message(hint) + "?");
         }
         // Words beyond the command's positionals (a second scenario file, a stray value).
-        const std::string where = cmd == &app ? std::string("wakesim") : "wakesim " + cmd->get_name();
         if (const auto colon = text.find(": "); colon != std::string::npos) {
             std::string words;
             std::istringstream in(text.substr(colon + 2));

@@ -63,7 +63,7 @@ std::string plot_script(const std::vector<std::string>& files, const PlotOptions
     // another sweep would weigh in the error bars unseen.
     const SweepLines read = read_sweep_outputs(files);
     for (const auto& [run, l] : read.by_run) {
-        json j = json::parse(l);  // read_sweep_outputs() parsed it once
+        json j = json::parse(l);  // again: the reader keeps each line's text, which merge writes as it is
         if (!j.contains("axes") || !j["axes"].is_object() || !j.contains("metrics") || !j.contains("policy") ||
             !j.contains("case"))
             throw InputError(files.front(), "", "expected JSON lines of `wakesim sweep`; run " + std::to_string(run) +

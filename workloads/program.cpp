@@ -306,14 +306,15 @@ struct StepReader {
                     if (!st.has("period")) st.fail("expected \"period\": the timer's period for this step, e.g. \"10ms\"");
                     s.ns = st.at("period").as_duration_ns(1, kMaxTime);
                 } else {
-                    static const std::vector<std::string> kSteps = {"run",     "sleep",   "post", "wait",
-                                                                    "resume",  "suspend", "barrier", "op",
-                                                                    "loop",    "fuse",    "timer"};
+                    static const std::vector<std::string> kSteps = {"run",    "sleep",   "post",    "wait",
+                                                                    "resume", "suspend", "barrier", "op",
+                                                                    "loop",   "fuse",    "timer"};
+                    std::string list;
+                    for (const std::string& k : kSteps) list += (list.empty() ? "" : ", ") + k;
                     const std::vector<std::string> keys = st.keys();
                     const std::string got = keys.empty() ? std::string() : keys.front();
                     const std::string hint = got.empty() ? std::string() : nearest_name(got, kSteps);
-                    st.fail("expected a step with one of: run, sleep, post, wait, resume, suspend, barrier, op, loop, "
-                            "fuse, timer" +
+                    st.fail("expected a step with one of: " + list +
                             (got.empty() ? std::string("; got an empty object")
                                          : "; got " + quote_for_message(got) +
                                                (hint.empty() ? "" : " (did you mean " + quote_for_message(hint) + "?)")));
@@ -333,10 +334,9 @@ ProgramSpec read_program(const WorkloadInput& in) {
     // Every bad declaration, task and step, each on its own line. A channel, barrier, timer or
     // task with a bad field is still declared, so that the steps naming it are read too.
     InputErrorCollector errors;
-    InputErrorCollector& decl_errors = errors;
     if (auto chans = w.get("channels")) {
         chans->require_object();
-        for (const auto& name : chans->keys()) decl_errors.attempt([&] {
+        for (const auto& name : chans->keys()) errors.attempt([&] {
             JsonNode c = chans->at(name);
             const int at = static_cast<int>(s.channels.size());
             chan_ix[name] = at;
@@ -356,7 +356,7 @@ ProgramSpec read_program(const WorkloadInput& in) {
     bool conn_failed = false;  // a connection holds no spec to stand in: its steps wait for a fix
     if (auto conns = w.get("fuse")) {
         conns->require_object();
-        for (const auto& name : conns->keys()) conn_failed |= !decl_errors.attempt([&] {
+        for (const auto& name : conns->keys()) conn_failed |= !errors.attempt([&] {
             JsonNode c = conns->at(name);
             if (!is_plain_name(name)) c.fail("expected a connection name without spaces or control characters");
             const ParamValues p = read_params(c, fuse_conn_params());
@@ -366,7 +366,7 @@ ProgramSpec read_program(const WorkloadInput& in) {
     }
     if (auto bars = w.get("barriers")) {
         bars->require_object();
-        for (const auto& name : bars->keys()) decl_errors.attempt([&] {
+        for (const auto& name : bars->keys()) errors.attempt([&] {
             barrier_ix[name] = static_cast<int>(s.barriers.size());
             s.barriers.push_back(1);
             s.barriers.back() = static_cast<int>(bars->at(name).as_int(1, kMaxTasks));
@@ -375,7 +375,7 @@ ProgramSpec read_program(const WorkloadInput& in) {
     std::map<std::string, int> timer_ix;
     if (auto tms = w.get("timers")) {
         tms->require_object();
-        for (const auto& name : tms->keys()) decl_errors.attempt([&] {
+        for (const auto& name : tms->keys()) errors.attempt([&] {
             JsonNode t = tms->at(name);
             timer_ix[name] = static_cast<int>(s.timers.size());
             s.timers.push_back({name, false, false});

@@ -105,7 +105,7 @@ struct FuseReqArgs {
 // Slots for requests nobody waits for (fuse_conn.cpp, FuseConn's constructor): the first
 // kFuseOrphanRing are reused in the order they were freed; more in flight take spare slots.
 inline constexpr int kFuseOrphanRing = 12;
-inline constexpr int kFuseOrphanSlots = 1024;
+inline constexpr int kFuseOrphanSlots = 256;  // the queues are sized for them: keep set-up small
 
 class FuseConn {
 public:
