@@ -30,6 +30,10 @@ template <uint64_t Counters::*F>
 MetricValue count(const RunInputs& in) {
     return static_cast<int64_t>(in.m.c.*F);
 }
+template <uint64_t RequestTiming::*F>
+MetricValue fuse_count(const RunInputs& in) {
+    return static_cast<int64_t>(in.m.fuse.*F);
+}
 template <SelectOutcome O>
 MetricValue select_count(const RunInputs& in) {
     return static_cast<int64_t>(in.m.c.outcomes[static_cast<size_t>(O)]);
@@ -223,11 +227,11 @@ constexpr MetricDef kRows[] = {
 
     // ---- FUSE requests
     {Metric::fuse_requests, "fuse.requests", "count", K::counter, T::integer, B::neither, G::fuse, kRunOnly,
-     [](const RunInputs& in) -> MetricValue { return static_cast<int64_t>(in.m.fuse.requests); },
+     &fuse_count<&RequestTiming::requests>,
      "FUSE requests whose result the requester took in the window (a synchronous reply, or an asynchronous "
      "completion reaped); FORGETs and RELEASEs have none"},
     {Metric::fuse_queue_changes, "fuse.queue_changes", "count", K::counter, T::integer, B::lower, G::fuse, kRunOnly,
-     [](const RunInputs& in) -> MetricValue { return static_cast<int64_t>(in.m.fuse.queue_changes); },
+     &fuse_count<&RequestTiming::queue_changes>,
      "io-uring: requests sent to another queue than their requester's previous request (it moved to another "
      "CPU, or a policy chose another queue)"},
     {Metric::fuse_latency_ns_p50, "fuse.latency_ns.p50", "ns", K::percentile, T::integer, B::lower, G::fuse,
@@ -271,26 +275,26 @@ constexpr MetricDef kRows[] = {
      "io-uring: requests a ring thread handled per round, from finding its CQEs to its last reply of them; "
      "above 1 only with `uring_reply_batch`, where a round's replies leave together (0: no ring thread ran)"},
     {Metric::fuse_sent, "fuse.sent", "count", K::counter, T::integer, B::neither, G::fuse, kRunOnly,
-     [](const RunInputs& in) -> MetricValue { return static_cast<int64_t>(in.m.fuse.sent); },
+     &fuse_count<&RequestTiming::sent>,
      "requests queued for the server in the window, of every kind (synchronous, background, RELEASE, FORGET); "
      "fuse.sent - fuse.completed - FORGETs is the change of the requests in flight"},
     {Metric::fuse_completed, "fuse.completed", "count", K::counter, T::integer, B::neither, G::fuse, kRunOnly,
-     [](const RunInputs& in) -> MetricValue { return static_cast<int64_t>(in.m.fuse.completed); },
+     &fuse_count<&RequestTiming::completed>,
      "requests ended in the window (`fuse_request_end`: the reply written or committed); FORGETs have no end"},
     {Metric::fuse_blocked_waits, "fuse.blocked_waits", "count", K::counter, T::integer, B::lower, G::fuse, kRunOnly,
-     [](const RunInputs& in) -> MetricValue { return static_cast<int64_t>(in.m.fuse.blocked_waits); },
+     &fuse_count<&RequestTiming::blocked_waits>,
      "submitters of background requests that slept in `fuse_get_req` on `blocked_waitq`: `max_background` "
      "requests were in flight"},
     {Metric::fuse_congested, "fuse.congested", "count", K::counter, T::integer, B::neither, G::fuse, kRunOnly,
-     [](const RunInputs& in) -> MetricValue { return static_cast<int64_t>(in.m.fuse.congested); },
+     &fuse_count<&RequestTiming::congested>,
      "background requests sent with `congestion_threshold` or more in flight (the kernel's congestion state, "
      "which only readahead and writeback consult; counted, no effect in the model)"},
     {Metric::fuse_worker_spawns, "fuse.worker_spawns", "count", K::counter, T::integer, B::neither, G::fuse,
-     kRunOnly, [](const RunInputs& in) -> MetricValue { return static_cast<int64_t>(in.m.fuse.worker_spawns); },
+     kRunOnly, &fuse_count<&RequestTiming::worker_spawns>,
      "/dev/fuse: worker threads libfuse's loop started (the last idle worker took a request, under "
      "`max_threads`)"},
     {Metric::fuse_worker_exits, "fuse.worker_exits", "count", K::counter, T::integer, B::neither, G::fuse,
-     kRunOnly, [](const RunInputs& in) -> MetricValue { return static_cast<int64_t>(in.m.fuse.worker_exits); },
+     kRunOnly, &fuse_count<&RequestTiming::worker_exits>,
      "/dev/fuse: worker threads that exited, idle beyond `max_idle_threads`"},
 
     // ---- switches and balancing

@@ -310,7 +310,7 @@ struct StepReader {
                                                                     "resume", "suspend", "barrier", "op",
                                                                     "loop",   "fuse",    "timer"};
                     std::string list;
-                    for (const std::string& k : kSteps) list += (list.empty() ? "" : ", ") + k;
+                    for (const std::string& name : kSteps) list += (list.empty() ? "" : ", ") + name;
                     const std::vector<std::string> keys = st.keys();
                     const std::string got = keys.empty() ? std::string() : keys.front();
                     const std::string hint = got.empty() ? std::string() : nearest_name(got, kSteps);

@@ -153,8 +153,7 @@ int FuseConn::queue_for(Submitter& sub, bool background) {
         if (def_->queue_cpu[static_cast<size_t>(q)] == cpu) ++stats_.bg_own_cpu_queue;
     }
     if (sub.last_queue >= 0 && sub.last_queue != q) {
-        ++stats_.queue_changes;
-        if (Metrics* m = s_->metrics()) ++m->fuse.queue_changes;
+        tally(&FuseStats::queue_changes, &RequestTiming::queue_changes);
     }
     sub.last_queue = q;
     ++stats_.per_queue[static_cast<size_t>(q)];
@@ -187,12 +186,16 @@ void FuseConn::wake_ring(Ring& ring, const WakeSite& site) {
 // fuse_get_req(for_background) while fc->blocked: the submitter sleeps exclusively on
 // fc->blocked_waitq (a completion's wake clears `throttled`); `phase` becomes `waiting`.
 Action FuseConn::throttle(int self, uint8_t& phase, uint8_t waiting) {
-    ++stats_.blocked_waits;
-    if (Metrics* m = s_->metrics()) ++m->fuse.blocked_waits;
+    tally(&FuseStats::blocked_waits, &RequestTiming::blocked_waits);
     subs_[static_cast<size_t>(self)].throttled = true;
     blocked_waiters_.push(self);
     phase = waiting;
     return Action::Block();
+}
+
+void FuseConn::tally(uint64_t FuseStats::*own, uint64_t RequestTiming::*window) {
+    ++(stats_.*own);
+    if (Metrics* m = s_->metrics()) ++(m->fuse.*window);
 }
 
 // A request slot leaves for the server now.
@@ -201,8 +204,7 @@ FuseConn::Req& FuseConn::start(int slot, bool background) {
     r.finished = false;
     r.background = background;
     r.sent = s_->now();
-    ++stats_.sent;
-    if (Metrics* m = s_->metrics()) ++m->fuse.sent;
+    tally(&FuseStats::sent, &RequestTiming::sent);
     return r;
 }
 
@@ -224,8 +226,7 @@ void FuseConn::send(int self, int slot) {
 // fuse_queue_forget -> fuse_dev_queue_forget: onto fiq's forget list and a wake of fiq->waitq,
 // in io-uring mode too (the ring's ops keep the device's send_forget).
 void FuseConn::send_forget(int64_t work) {
-    ++stats_.sent;
-    if (Metrics* m = s_->metrics()) ++m->fuse.sent;
+    tally(&FuseStats::sent, &RequestTiming::sent);
     ++stats_.forgets;
     ++stats_.per_op[static_cast<size_t>(FuseOp::forget)];
     ++forgets_pending_;
@@ -261,10 +262,7 @@ void FuseConn::send_background(int self, int slot) {
     ++stats_.bg_sent;
     // Both: num_background++ under bg_lock; reaching max_background sets fc->blocked, so the next
     // background allocation sleeps in fuse_get_req.
-    if (num_background_ >= def_->congestion_threshold) {
-        ++stats_.congested;
-        if (Metrics* m = s_->metrics()) ++m->fuse.congested;
-    }
+    if (num_background_ >= def_->congestion_threshold) tally(&FuseStats::congested, &RequestTiming::congested);
     if (++num_background_ == def_->max_background) blocked_ = true;
     stats_.max_num_background = std::max(stats_.max_num_background, num_background_);
     if (def_->transport == FuseTransport::dev) {
@@ -310,8 +308,7 @@ void FuseConn::request_end(int slot) {
     Req& q = reqs_[static_cast<size_t>(slot)];
     q.finished = true;
     q.ended = s_->now();
-    ++stats_.completed;
-    if (Metrics* m = s_->metrics()) ++m->fuse.completed;
+    tally(&FuseStats::completed, &RequestTiming::completed);
     if (def_->transport == FuseTransport::uring) --nr_reqs_[static_cast<size_t>(q.queue)];
     if (!q.background) {  // foreground branch: wake_up(&req->waitq)
         s_->wake(subs_[static_cast<size_t>(q.owner)].task_id, end_site_);
@@ -584,8 +581,7 @@ Action FuseConn::worker(int self, int task_id, uint8_t& phase) {
                 if (--numavail_ == 0 && numworker_ < def_->max_threads && !spare_.empty()) {
                     ++numworker_;
                     ++numavail_;
-                    ++stats_.worker_spawns;
-                    if (Metrics* m = s_->metrics()) ++m->fuse.worker_spawns;
+                    tally(&FuseStats::worker_spawns, &RequestTiming::worker_spawns);
                     s_->start_task(spare_.front(), s_->now() + c.spawn, s_->driving_cpu());
                     spare_.erase(spare_.begin());  // at most max_threads entries, no allocation
                     spawn = c.spawn;
@@ -605,8 +601,7 @@ Action FuseConn::worker(int self, int task_id, uint8_t& phase) {
                 if (def_->max_idle_threads >= 0 && numavail_ > def_->max_idle_threads && numworker_ > 1) {
                     --numavail_;
                     --numworker_;
-                    ++stats_.worker_exits;
-                    if (Metrics* m = s_->metrics()) ++m->fuse.worker_exits;
+                    tally(&FuseStats::worker_exits, &RequestTiming::worker_exits);
                     spare_.push_back(task_id);  // a later spawn forks a new thread in this slot
                     phase = 0;
                     return Action::Exit();

@@ -21,6 +21,8 @@
 
 namespace wakesim {
 
+struct RequestTiming;
+
 enum class FuseTransport : uint8_t { dev, uring };
 // How the requester waits for its asynchronous requests (fio's ioengine).
 enum class AioEngine : uint8_t { io_uring, libaio };
@@ -189,6 +191,8 @@ private:
     int queue_for(Submitter& sub, bool background);
     Req& start(int slot, bool background);
     Action throttle(int self, uint8_t& phase, uint8_t waiting);
+    // One more of a connection count that the run reports too, in its window (metrics.h).
+    void tally(uint64_t FuseStats::*own, uint64_t RequestTiming::*window);
     void wake_fiq(const WakeSite& site);
     void wake_ring(Ring& ring, const WakeSite& site);
     int64_t take_round(Ring& ring, size_t n);
