@@ -128,7 +128,7 @@ ShownMachine load_topo_arg(const std::string& arg) {
         return {std::move(m.topo), std::move(m.profile)};
     }
     if (!is_machine_path(arg) && !std::filesystem::exists(arg)) {
-        const std::string hint = nearest_name(arg, machine_names());
+        const std::string hint = machine_name_hint(arg);
         throw InputError(arg, "", "expected a machine (" + machine_names_text() +
                                       "), a machine file or a topology JSON file" +
                                       (hint.empty() ? "" : "; did you mean \"" + hint + "\"?"));
@@ -702,7 +702,7 @@ static int wakesim_main(int argc, char** argv) {
             if (!is_machine_name(machine)) {
                 namespace fs = std::filesystem;
                 if (!fs::is_regular_file(machine)) {
-                    const std::string hint = nearest_name(machine, machine_names());
+                    const std::string hint = machine_name_hint(machine);
                     throw InputError("--machine", "", "expected a machine (" + machine_names_text() +
                                                           ") or a machine file, got " + quote_for_message(machine) +
                                                           (hint.empty() ? "" : " (did you mean " + quote_for_message(hint) + "?)"));

@@ -45,7 +45,7 @@ std::string machine_file_of(const JsonNode& n, const std::string& base_dir) {
     const std::string s = n.as_file_name();
     if (!is_machine_path(s)) {
         if (!is_machine_name(s)) {
-            const std::string hint = nearest_name(s, machine_names());
+            const std::string hint = machine_name_hint(s);
             n.fail("expected a machine (" + machine_names_text() + ") or a machine file (\"box.json\"); got " +
                    quote_for_message(s) + (hint.empty() ? "" : " (did you mean " + quote_for_message(hint) + "?)"));
         }

@@ -27,7 +27,7 @@ MachineFile machine_file_named(const JsonNode& node, const std::string& base_dir
     if (s.find('\0') != std::string::npos) node.as_file_name();  // fails: names a file without NUL
     if (!is_machine_path(s)) {
         if (!is_machine_name(s)) {
-            const std::string hint = nearest_name(s, machine_names());
+            const std::string hint = machine_name_hint(s);
             node.fail("expected a machine (" + machine_names_text() + ") or a machine file (\"box.json\"); got " +
                       quote_for_message(s) + (hint.empty() ? "" : " (did you mean " + quote_for_message(hint) + "?)"));
         }

@@ -151,6 +151,7 @@ Topology topology_from_json(const JsonNode& node, std::string name, std::string 
 // the source tree's machines/. An explicit directory that does not exist is an InputError.
 void set_machines_dir(std::string dir);
 std::string machines_dir();
+std::string machine_name_hint(const std::string& s);   // a near machine name, or ""
 std::vector<std::string> machine_names();               // the files' names without .json, sorted
 std::string machine_names_text();                       // "altra-80, bl-4-3-1, ...", for messages
 bool is_machine_path(const std::string& s);             // has a '/' or ends in .json: a file, not a name

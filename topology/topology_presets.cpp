@@ -2,6 +2,7 @@
 // file finds that directory, lists its machines and reads a machine file's topology; the profile
 // part is read in hw/machine_profile.cpp.
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
@@ -53,6 +54,26 @@ std::vector<std::string> machine_names() {
         if (e.path().extension() == ".json" && e.is_regular_file()) names.push_back(e.path().stem().string());
     std::sort(names.begin(), names.end());
     return names;
+}
+
+// The machine a mistyped name most likely meant: the nearest by edit distance, else the one
+// machine whose name starts with it or has it as a part ("xeon" -> "xeon-2s-16c32t").
+std::string machine_name_hint(const std::string& s) {
+    const std::vector<std::string> names = machine_names();
+    if (std::string near = nearest_name(s, names); !near.empty()) return near;
+    if (s.size() < 2) return {};
+    auto lower = [](std::string t) {
+        for (char& ch : t) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        return t;
+    };
+    const std::string ls = lower(s);
+    std::string pick;
+    for (const auto& n : names) {
+        if (lower(n).find(ls) == std::string::npos) continue;
+        if (!pick.empty()) return {};  // two candidates: no guess
+        pick = n;
+    }
+    return pick;
 }
 
 std::string machine_names_text() {
