@@ -225,7 +225,8 @@ ParamValues default_params(const ParamTable& table) {
     return out;
 }
 
-ParamValues read_params(const JsonNode& obj, const ParamTable& table, const std::vector<std::string>& other_keys) {
+ParamValues read_params(const JsonNode& obj, const ParamTable& table, const std::vector<std::string>& other_keys,
+                        const std::vector<LeftOutSetting>& left_out) {
     obj.require_object();
     std::vector<std::string> allowed = other_keys;
     for (const ParamSpec& s : table)
@@ -236,6 +237,13 @@ ParamValues read_params(const JsonNode& obj, const ParamTable& table, const std:
     std::vector<std::string> checked = allowed;
     for (const std::string& k : obj.keys()) {
         if (std::find(allowed.begin(), allowed.end(), k) != allowed.end()) continue;
+        if (auto lo = std::find_if(left_out.begin(), left_out.end(), [&](const LeftOutSetting& l) { return l.key == k; });
+            lo != left_out.end()) {
+            errors.add(InputError(obj.file(), obj.get(k)->pointer(),
+                                  quote_for_message(k) + " is left out of the model on purpose: " + lo->why));
+            checked.push_back(k);
+            continue;
+        }
         for (const ParamSpec& s : table)
             if (std::find(s.aka.begin(), s.aka.end(), k) != s.aka.end()) {
                 errors.add(InputError(obj.file(), obj.get(k)->pointer(),

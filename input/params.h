@@ -53,6 +53,13 @@ struct ParamSpec {
 };
 using ParamTable = std::vector<ParamSpec>;
 
+// A setting of the tool the model follows that the model leaves out on purpose: a key of that
+// name is refused with the reason, not as an unknown key.
+struct LeftOutSetting {
+    std::string key;
+    std::string why;
+};
+
 class ParamValues {
 public:
     using Value = std::variant<int64_t, double, bool, std::string>;
@@ -76,7 +83,8 @@ public:
 private:
     friend ParamValues default_params(const ParamTable& table);
     friend ParamValues read_params(const JsonNode& obj, const ParamTable& table,
-                                   const std::vector<std::string>& other_keys);
+                                   const std::vector<std::string>& other_keys,
+                                   const std::vector<LeftOutSetting>& left_out);
     struct Entry {
         const ParamSpec* spec;
         Value value;
@@ -104,7 +112,9 @@ ParamValues default_params(const ParamTable& table);
 // Reads `obj` against `table`: unknown keys are rejected with the nearest name (keys listed in
 // `other_keys` belong to the caller and are skipped), each value is checked for type, unit and
 // range, and missing ones take their defaults. Errors are InputError naming the JSON pointer.
-ParamValues read_params(const JsonNode& obj, const ParamTable& table, const std::vector<std::string>& other_keys = {});
+// A key of `left_out` is refused with its reason.
+ParamValues read_params(const JsonNode& obj, const ParamTable& table, const std::vector<std::string>& other_keys = {},
+                        const std::vector<LeftOutSetting>& left_out = {});
 
 // A Markdown table (name, type, default, range, help) for docs/ and `wakesim list -v`. The
 // default column shows `absent_means` for an optional parameter and "required" for a required one.

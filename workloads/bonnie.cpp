@@ -145,6 +145,7 @@ const WorkloadKind& bonnie_workload() {
         .keys = {},
         .sections = {},
         .build = make_bonnie,
+        .left_out = fuse_left_out(),
     };
     return k;
 }

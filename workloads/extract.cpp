@@ -172,6 +172,7 @@ const WorkloadKind& extract_workload() {
         .keys = {},
         .sections = {},
         .build = make_extract,
+        .left_out = fuse_left_out(),
     };
     return k;
 }

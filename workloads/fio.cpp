@@ -216,6 +216,7 @@ const WorkloadKind& fio_workload() {
         .keys = {},
         .sections = {},
         .build = make_fio,
+        .left_out = fuse_left_out(),
     };
     return k;
 }

@@ -42,7 +42,7 @@ const std::vector<ParamSection>& workload_param_sections() {
     static const std::vector<ParamSection> sections = [] {
         std::vector<ParamSection> out;
         for (const WorkloadKind& k : workload_kinds()) {
-            out.push_back({k.kind, k.kind + ": " + k.description, k.keys, &k.params});
+            out.push_back({k.kind, k.kind + ": " + k.description, k.keys, &k.params, &k.left_out});
             for (const ParamSection& s : k.sections) out.push_back(s);
         }
         out.push_back({"hogs", "hogs: CPU-bound background tasks (every kind)", {}, &hogs_params()});
@@ -62,7 +62,12 @@ const ParamSection* find_workload_section(std::string_view name) {
 std::string section_markdown(const ParamSection& s) {
     std::string out = params_markdown_header();
     for (const KeyDoc& k : s.keys) out += "| `" + k.name + "` | " + k.type + " | " + k.default_text + " |  | " + k.help + " |\n";
-    return out + params_markdown_rows(*s.table);
+    out += params_markdown_rows(*s.table);
+    if (s.left_out && !s.left_out->empty()) {
+        out += "\nLeft out on purpose (refused with this reason):\n\n";
+        for (const LeftOutSetting& l : *s.left_out) out += "- `" + l.key + "`: " + l.why + "\n";
+    }
+    return out;
 }
 
 WorkloadBuild build_workload(const JsonNode& w, const MachineProfile& prof, const Topology& topo,
@@ -76,7 +81,7 @@ WorkloadBuild build_workload(const JsonNode& w, const MachineProfile& prof, cons
     const std::vector<std::string> keys = keys_around(before, k.params, {"hogs", "noise"});
     std::optional<ParamValues> read;
     InputErrorCollector errors;
-    errors.attempt([&] { read = read_params(w, k.params, keys); });  // checks the keys too
+    errors.attempt([&] { read = read_params(w, k.params, keys, k.left_out); });  // checks the keys too
     if (!read) {
         // Other values were refused: the CPU lists are still checked against the machine, so that
         // one pass names those mistakes too (each list's own syntax is already in the errors).

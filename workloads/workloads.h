@@ -72,6 +72,7 @@ struct ParamSection {
     std::string title;
     std::vector<KeyDoc> keys;
     const ParamTable* table;
+    const std::vector<LeftOutSetting>* left_out = nullptr;  // keys refused with a reason
 };
 std::string section_markdown(const ParamSection& s);
 
@@ -82,6 +83,7 @@ struct WorkloadKind {
     std::vector<KeyDoc> keys;            // its structured keys, read by its own reader (program: tasks)
     std::vector<ParamSection> sections;  // its nested objects (program: channel, wake site, task)
     WorkloadBuild (*build)(const WorkloadInput& in);  // reads its spec from `in`, then builds
+    std::vector<LeftOutSetting> left_out{};            // the tool's settings the model leaves out, with why
 };
 
 // Every kind, in the order `wakesim list workloads` and docs/scenarios.md give them.

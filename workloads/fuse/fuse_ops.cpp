@@ -72,6 +72,16 @@ int64_t FuseOpCosts::work(FuseOp op, int64_t bytes) const {
     return server[static_cast<size_t>(op)] + (fuse_op_has_data(op) ? 2 * bytes * copy_per_kib / 1024 : 0);
 }
 
+const std::vector<LeftOutSetting>& fuse_left_out() {
+    static const std::vector<LeftOutSetting> l = {
+        {"clone_fd",
+         "libfuse's clone_fd gives each /dev/fuse worker its own cloned fd (FUSE_DEV_IOC_CLONE), but every clone "
+         "reads the connection's one input queue and sleeps on its one wait queue (fuse_dev_do_read()), so it "
+         "changes no wakeup and the model runs the same with or without it"},
+    };
+    return l;
+}
+
 const ParamTable& fuse_conn_params() {
     // The transport's keys and defaults are fio's (workloads/fio.cpp); a test checks they agree.
     static const ParamTable t = {

@@ -55,6 +55,8 @@ struct FuseOpCosts {
 // One FUSE connection's parameters (transport, threads, queues, the per-request costs of
 // fuse_conn.h and the per-opcode server work): `program`'s "fuse" objects and the `bonnie` kind.
 const ParamTable& fuse_conn_params();
+// libfuse's and the kernel's settings that change no sleep or wakeup, so the model has no key for them.
+const std::vector<LeftOutSetting>& fuse_left_out();
 struct FuseConnSpec {
     std::shared_ptr<const FuseConnDef> def;
     FuseOpCosts ops;
