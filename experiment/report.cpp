@@ -266,12 +266,13 @@ std::string report_csv(const Scenario& sc, const std::vector<RunRecord>& runs) {
     std::ostringstream os;
     if (runs.empty()) return "";
     const std::vector<Metric> cols = csv_metrics();
-    os << "case,machine,policy,seed,completed";
+    os << "case,machine,policy,seed,completed,stuck";
     for (Metric m : cols) os << "," << metric_def(m).name;
     os << "\n";
     for (const auto& r : runs) {
         os << csv_field(r.case_name) << "," << csv_field(case_of(sc, r.case_name).topo->name()) << "," << csv_field(r.policy)
-           << "," << r.seed << "," << (r.result.completed ? 1 : 0);
+           << "," << r.seed << "," << (r.result.completed ? 1 : 0)
+           << "," << (r.result.stuck ? 1 : 0);
         for (Metric m : cols) os << "," << csv_cell(r.result.metrics, m);
         os << "\n";
     }
@@ -284,6 +285,9 @@ std::string report_csv_long(const Scenario& sc, const std::vector<RunRecord>& ru
     for (const auto& r : runs) {
         const std::string head = csv_field(r.case_name) + "," + csv_field(case_of(sc, r.case_name).topo->name()) + "," +
                                  csv_field(r.policy) + "," + std::to_string(r.seed) + ",";
+        // How the run ended, as the wide CSV's first columns: a stuck or time-limited run is no result.
+        os << head << "completed,," << (r.result.completed ? 1 : 0) << "\n";
+        os << head << "stuck,," << (r.result.stuck ? 1 : 0) << "\n";
         for (const MetricDef& d : metric_table()) {
             const nlohmann::json v = to_json(r.result.metrics.value(d.id));
             if (v.is_array()) {
