@@ -841,12 +841,15 @@ TEST_CASE("cli: every error of a scenario is reported in one pass, each on its o
     write_file(path, text);
     const CmdResult t = run_wakesim("run " + shell_quote(path));
     INFO(t.out);
+    // Task 0's steps are read although its "nice" failed: their two mistakes show as well.
     for (const std::string& line : {p + "/workload/tasks/0/nice: expected an integer in [-20, 19], got 99",
-                                    p + "/workload/tasks/1/colour: unknown key \"colour\""}) {
+                                    p + "/workload/tasks/1/colour: unknown key \"colour\"",
+                                    p + "/workload/tasks/0/program/0: expected one step key per step",
+                                    p + "/workload/tasks/0/program/1/sleep: expected a duration with a unit"}) {
         INFO("want a line starting " << line);
         CHECK(contains("\n" + t.out, "\n" + line));
     }
-    CHECK(count_lines(t.out) == 7);
+    CHECK(count_lines(t.out) == 9);
 }
 
 TEST_CASE("cli: a CPU list may be an array of CPU ids or use taskset's strides", "[cli]") {
@@ -908,8 +911,8 @@ TEST_CASE("cli: reports describe themselves: version, scenario hash, machine, fe
 
     const CmdResult csv = run_wakesim("run --format csv " + shell_quote(path), false);
     REQUIRE(csv.rc == 0);
-    CHECK(csv.out.rfind("case,machine,policy,seed,completed,", 0) == 0);
-    CHECK(contains(csv.out, "\nunpinned,altra-80,plain,1,1,"));
+    CHECK(csv.out.rfind("case,machine,policy,seed,completed,stuck,", 0) == 0);
+    CHECK(contains(csv.out, "\nunpinned,altra-80,plain,1,1,0,"));
 }
 
 TEST_CASE("cli: --format csv-long has one row per value, per-CPU metrics one row per CPU", "[cli][report]") {
@@ -918,6 +921,8 @@ TEST_CASE("cli: --format csv-long has one row per value, per-CPU metrics one row
     REQUIRE(r.rc == 0);
     CHECK(r.out.rfind("case,machine,policy,seed,metric,cpu,value\n", 0) == 0);
     CHECK(contains(r.out, "\nunpinned,altra-80,plain,1,usec_per_op,,"));
+    CHECK(contains(r.out, "\nunpinned,altra-80,plain,1,completed,,1\n"));
+    CHECK(contains(r.out, "\nunpinned,altra-80,plain,1,stuck,,0\n"));
     // altra-80 has 80 CPUs: a per-CPU metric has rows for cpu 0 to 79, and no cpu 80.
     CHECK(contains(r.out, "\nunpinned,altra-80,plain,1,cpu_freq_khz,0,"));
     CHECK(contains(r.out, "\nunpinned,altra-80,plain,1,cpu_freq_khz,79,"));
@@ -1026,12 +1031,13 @@ TEST_CASE("cli: run --policy adds a registered policy the scenario lacks, with i
 
 TEST_CASE("cli: a workload left with nothing to happen stops there, says who waits for what, and is not complete",
           "[cli][run]") {
-    // a waits on a channel nobody posts; b's two instances wait at a barrier of three. Nothing is
-    // pending once they block: the run stops then, not at its 60 s limit.
+    // a waits on a channel nobody posts, before the barrier of three it would complete; b's two
+    // instances wait at that barrier. Nothing is pending once they block: the run stops then, not
+    // at its 60 s limit.
     TempDir tmp;
     write_file(tmp.file("s.json"), R"({"name": "stuck", "machine": "kvm-2vcpu", "policies": ["plain"],
       "workload": {"kind": "program", "channels": {"x": {}}, "barriers": {"z": 3}, "tasks": [
-        {"name": "a", "program": [{"run": "300us"}, {"wait": "x"}]},
+        {"name": "a", "program": [{"run": "300us"}, {"wait": "x"}, {"barrier": "z"}]},
         {"name": "b", "count": 2, "program": [{"sleep": "1ms"}, {"barrier": "z"}]}]}})");
     const std::string sc = shell_quote(tmp.file("s.json"));
     const CmdResult table = run_wakesim("run " + sc);
@@ -1051,6 +1057,13 @@ TEST_CASE("cli: a workload left with nothing to happen stops there, says who wai
     const double ms = run.at("metrics").at("sim_time_ns").get<double>() / 1e6;
     CHECK(ms >= 1.0);
     CHECK(ms < 2.0);  // when b-1 reached the barrier (after its fork and 1 ms sleep), not the 60 s limit
+    // The CSV formats say how it ended too.
+    const CmdResult csv = run_wakesim("run " + sc + " -q --format csv", false);
+    REQUIRE(csv.rc == 0);
+    CHECK(contains(csv.out, "\ndefault,kvm-2vcpu,plain,1,0,1,"));
+    const CmdResult csv_long = run_wakesim("run " + sc + " -q --format csv-long", false);
+    REQUIRE(csv_long.rc == 0);
+    CHECK(contains(csv_long.out, "\ndefault,kvm-2vcpu,plain,1,completed,,0\ndefault,kvm-2vcpu,plain,1,stuck,,1\n"));
     // A run that finishes has no such keys.
     const CmdResult fine = run_wakesim("run " + shell_quote(tiny_scenario(tmp)) + " -q --format json --case unpinned --policy plain", false);
     REQUIRE(fine.rc == 0);

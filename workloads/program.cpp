@@ -2,6 +2,7 @@
 // sleep, post to and wait on channels, resume and suspend each other, meet at barriers and loop.
 // The JSON is read into a ProgramSpec (names resolved, every value checked), which is then compiled
 // into the Op code that workloads/program/task_program.h interprets.
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -359,7 +360,7 @@ ProgramSpec read_program(const WorkloadInput& in) {
         for (const auto& name : conns->keys()) conn_failed |= !errors.attempt([&] {
             JsonNode c = conns->at(name);
             if (!is_plain_name(name)) c.fail("expected a connection name without spaces or control characters");
-            const ParamValues p = read_params(c, fuse_conn_params());
+            const ParamValues p = read_params(c, fuse_conn_params(), {}, fuse_left_out());
             s.fuse.push_back({name, read_fuse_conn(c, p, in.topo)});
             conn_ix[name] = static_cast<int>(s.fuse.size()) - 1;
         });
@@ -429,9 +430,14 @@ ProgramSpec read_program(const WorkloadInput& in) {
         }
     }
     const StepReader steps{chan_ix, conn_ix, barrier_ix, task_ix, timer_ix};
-    for (size_t i = 0; i < tasks.size(); ++i) errors.attempt([&] {
-        if (!params[i]) return;  // its own error is said; its steps would name no new mistake reliably
+    std::vector<bool> steps_read(tasks.size(), false);
+    for (size_t i = 0; i < tasks.size(); ++i) {
         JsonNode t = tasks[i];
+        if (!t.is_object()) continue;  // said in the first pass
+        // The steps do not depend on the task's other fields: they are read even when those failed.
+        steps_read[i] = errors.attempt([&] { steps.read(t.at("program"), s.tasks[i].steps); });
+        if (!params[i]) continue;  // its own error is said
+        errors.attempt([&] {
         const ParamValues& p = *params[i];
         TaskSpec& spec = s.tasks[i].spec;
         spec.footprint_kib = p.size_bytes("footprint") / 1024;
@@ -446,8 +452,40 @@ ProgramSpec read_program(const WorkloadInput& in) {
         spec.wakee_flips = static_cast<uint32_t>(p.integer("parent_wakee_flips"));
         if (spec.per_cpu_kthread && spec.allowed.count() != 1)
             t.at("kthread").fail("expected a kthread to be pinned to exactly one CPU (\"cpus\": \"N\")");
-        steps.read(t.at("program"), s.tasks[i].steps);
-    });
+        });
+    }
+    // A barrier's participants are the instances whose programs name it: each waits there until
+    // it releases, so a barrier larger than that can never release (rt-app counts them the same way).
+    const bool all_read = std::all_of(steps_read.begin(), steps_read.end(), [](bool b) { return b; }) &&
+                          std::all_of(params.begin(), params.end(), [](const auto& p) { return p.has_value(); });
+    if (auto bars = w.get("barriers"); bars && all_read) {
+        std::vector<int64_t> reach(s.barriers.size(), 0);
+        std::vector<std::string> who(s.barriers.size());
+        for (const TaskDef& d : s.tasks) {
+            std::vector<bool> names(s.barriers.size(), false);
+            const auto mark = [&](const auto& self, const std::vector<Step>& list) -> void {
+                for (const Step& st : list) {
+                    if (st.kind == StepKind::barrier) names[static_cast<size_t>(st.target)] = true;
+                    if (st.kind == StepKind::loop) self(self, st.body);
+                }
+            };
+            mark(mark, d.steps);
+            for (size_t b = 0; b < names.size(); ++b) {
+                if (!names[b]) continue;
+                reach[b] += d.count;
+                who[b] += (who[b].empty() ? "" : ", ") + quote_for_message(d.name) + (d.count > 1 ? " x" + std::to_string(d.count) : "");
+            }
+        }
+        for (const auto& [name, b] : barrier_ix) {
+            const auto ub = static_cast<size_t>(b);
+            if (reach[ub] > 0 && s.barriers[ub] > reach[ub])
+                errors.attempt([&] {
+                    bars->at(name).fail("expected at most " + std::to_string(reach[ub]) +
+                                        ", the task instances whose programs name this barrier (" + who[ub] +
+                                        "); with " + std::to_string(s.barriers[ub]) + " it can never release");
+                });
+        }
+    }
     errors.attempt([&] {
         if (in.params.given("parent_cpu")) s.parent_cpu = static_cast<int>(w.at("parent_cpu").as_int(0, in.topo.nr_cpus() - 1));
     });
@@ -562,7 +600,7 @@ const WorkloadKind& program_workload() {
         .sections = {{"program.channel", "program: a channel", channel_keys, &channel_params()},
                      {"program.wake", "program: a wake site", wake_site_keys, &wake_site_params()},
                      {"program.task", "program: a task", task_keys, &task_params()},
-                     {"program.fuse", "program: a FUSE connection", {}, &fuse_conn_params()},
+                     {"program.fuse", "program: a FUSE connection", {}, &fuse_conn_params(), &fuse_left_out()},
                      {"program.timer", "program: a timer", {}, &timer_params()}},
         .build = make_program,
     };
