@@ -1,5 +1,6 @@
 #include "experiment/calibrate.h"
 
+#include <optional>
 #include <Eigen/Dense>
 #include <algorithm>
 #include <atomic>
@@ -322,27 +323,42 @@ CalibSpec load_calibration(const std::string& path) {
     const nlohmann::json doc = load_json_file(path);
     const JsonNode root(doc, path);
     root.require_object();
-    root.check_keys({"description", "machine", "measurements", "parameters", "max_iterations"});
-    if (auto d = root.get("description")) (void)d->as_string();
+    // Every mistake of the file in one pass: the measurements and parameters need the machine.
+    InputErrorCollector errors;
+    errors.attempt([&] { root.check_keys({"description", "machine", "measurements", "parameters", "max_iterations"}); });
+    errors.attempt([&] {
+        if (auto d = root.get("description")) (void)d->as_string();
+    });
     CalibSpec spec;
     spec.file = path;
-    spec.machine_path = machine_file_of(root.at("machine"), dir_of(path));
-    spec.machine_name = machine_name_of(spec.machine_path);
-    const MachineProfile prof = load_machine_file(spec.machine_path).profile;
-    spec.max_iterations = static_cast<int>(root.int_or("max_iterations", 20, 1, 200));
+    errors.attempt([&] { spec.max_iterations = static_cast<int>(root.int_or("max_iterations", 20, 1, 200)); });
+    std::optional<MachineProfile> prof;
+    errors.attempt([&] {
+        spec.machine_path = machine_file_of(root.at("machine"), dir_of(path));
+        spec.machine_name = machine_name_of(spec.machine_path);
+        prof = load_machine_file(spec.machine_path).profile;
+    });
+    if (!prof) errors.finish();
 
-    InputErrorCollector errors;
-    const JsonNode ms = root.at("measurements");
-    ms.require_array();
-    if (ms.size() == 0) ms.fail("expected at least one measurement");
-    for (size_t i = 0; i < ms.size(); ++i)
-        errors.attempt([&] { spec.measurements.push_back(read_measurement(ms[i], dir_of(path), spec.machine_path)); });
-    const JsonNode ps = root.at("parameters");
-    ps.require_array();
-    if (ps.size() == 0) ps.fail("expected at least one parameter to fit");
+    const auto list = [&](const char* key, const char* what) -> std::optional<JsonNode> {
+        std::optional<JsonNode> out;
+        errors.attempt([&] {
+            JsonNode n = root.at(key);
+            n.require_array();
+            if (n.size() == 0) n.fail(std::string("expected at least one ") + what);
+            out = n;
+        });
+        return out;
+    };
+    const std::optional<JsonNode> ms = list("measurements", "measurement");
+    for (size_t i = 0; ms && i < ms->size(); ++i)
+        errors.attempt([&] { spec.measurements.push_back(read_measurement((*ms)[i], dir_of(path), spec.machine_path)); });
+    const std::optional<JsonNode> ps_node = list("parameters", "parameter to fit");
+    if (!ps_node) errors.finish();
+    const JsonNode& ps = *ps_node;
     for (size_t i = 0; i < ps.size(); ++i)
         errors.attempt([&] {
-            CalibParam p = read_param(ps[i], prof, spec.measurements);
+            CalibParam p = read_param(ps[i], *prof, spec.measurements);
             for (const auto& q : spec.params)
                 if (override_key(q.key) == override_key(p.key) && (q.key == p.key || override_key(p.key) != "idle_states"))
                     ps[i].at("key").fail("expected each parameter once; " + quote_for_message(p.key) + " is already fitted");

@@ -304,6 +304,17 @@ TEST_CASE("calibrate reports every error of a calibration file in one pass", "[c
     CHECK(contains(r.out, "/measurements/1/metric: "));
     CHECK(contains(r.out, "/parameters/0/key: "));
     CHECK(contains(r.out, "did you mean \"ctx_switch\""));
+    // The file's own keys are checked in the same pass, not before the rest.
+    c["max_iterations"] = 0;
+    c["colour"] = "red";
+    write_file(tmp.file("c.json"), c.dump());
+    const CmdResult top = run_wakesim("calibrate " + shell_quote(tmp.file("c.json")));
+    INFO(top.out);
+    CHECK(top.rc == 2);
+    CHECK(count_lines(top.out) == 5);
+    CHECK(contains(top.out, "/colour: unknown key"));
+    CHECK(contains(top.out, "/max_iterations: expected an integer in [1, 200], got 0"));
+    CHECK(contains(top.out, "/parameters/0/key: "));
 }
 
 TEST_CASE("every shipped calibration file reads, and the Xeon's FUSE costs are the ones its scenarios set", "[calibrate]") {
