@@ -220,10 +220,17 @@ struct Reader {
 
     [[noreturn]] void fail(const std::string& ptr, const std::string& expected) const { throw InputError(file, ptr, expected); }
 
+    // A value as a message shows it: a number as written, a string quoted and said to be one.
+    static std::string shown(const ojson& v) {
+        if (v.is_string()) return "string " + quote_for_message(v.get<std::string>());
+        if (v.is_number() || v.is_boolean() || v.is_null()) return v.dump();
+        return v.is_array() ? "an array" : "an object";
+    }
+
     int64_t integer(const ojson& v, const std::string& ptr, int64_t min, int64_t max, const char* what) const {
         if (!v.is_number_integer() || v.get<int64_t>() < min || v.get<int64_t>() > max)
             fail(ptr, std::string("expected ") + what + ", an integer in [" + std::to_string(min) + ", " +
-                          std::to_string(max) + "], got " + quote_for_message(v.dump()));
+                          std::to_string(max) + "], got " + shown(v));
         return v.get<int64_t>();
     }
 
@@ -428,32 +435,34 @@ ojson import_rtapp(const std::string& path, const std::string& machine) {
             default_policy = p.get<std::string>();
         });
     });
-    // First pass: the tasks and their instances (a resume names a task defined later). Its
-    // mistakes end the reading: the events depend on it.
-    InputErrorCollector first;
+    // First pass: the tasks and their instances (a resume names a task defined later). A task
+    // whose instance count is refused stands as one instance, so that its events and the other
+    // tasks' are read in the same pass; one that is no object, or badly named, is skipped.
+    std::set<std::string> unread;
     for (const auto& item : doc["tasks"].items()) {
         const std::string& name = item.key();
         const ojson& t = item.value();
         const std::string at = "/tasks/" + json_pointer_escape(name);
-        first.attempt([&] {
-            if (!t.is_object()) r.fail(at, "expected a task: an object of its properties and events");
-            if (!is_plain_name(name)) r.fail(at, "expected a task name without spaces or control characters");
-            int64_t n = 1;
-            if (t.contains("instance")) {
-                n = r.integer(t["instance"], at + "/instance", 0, 100000, "a number of instances");
-                if (n == 0) r.fail(at + "/instance", "expected 1 or more: rt-app's instance 0 creates a task only for \"fork\", which wakesim does not model");
-            }
+        r.instances[name] = 1;
+        if (!errors.attempt([&] {
+                if (!t.is_object()) r.fail(at, "expected a task: an object of its properties and events");
+                if (!is_plain_name(name)) r.fail(at, "expected a task name without spaces or control characters");
+            })) {
+            unread.insert(name);
+            continue;
+        }
+        errors.attempt([&] {
+            if (!t.contains("instance")) return;
+            const int64_t n = r.integer(t["instance"], at + "/instance", 0, 100000, "a number of instances");
+            if (n == 0) r.fail(at + "/instance", "expected 1 or more: rt-app's instance 0 creates a task only for \"fork\", which wakesim does not model");
             r.instances[name] = n;
         });
-    }
-    if (!first.empty()) {
-        errors.attempt([&] { first.finish(); });
-        errors.finish();
     }
     ojson tasks = ojson::array();
     ojson groups = ojson::object();  // rt-app's task groups, each a fair task group
     for (const auto& item : doc["tasks"].items()) {
         const std::string& name = item.key();
+        if (unread.count(name)) continue;
         const ojson& t = item.value();
         const std::string at = "/tasks/" + json_pointer_escape(name);
         ojson task = ojson::object();
@@ -504,6 +513,7 @@ ojson import_rtapp(const std::string& path, const std::string& machine) {
             }
         });
         ojson body = ojson::array();
+        const size_t errors_before_events = errors.count();
         bool forever = !t.contains("loop");  // rt-app: a task without "loop" loops until the duration
         if (t.contains("phases")) {
             const ojson& ph = t["phases"];
@@ -564,7 +574,9 @@ ojson import_rtapp(const std::string& path, const std::string& machine) {
             }
         });
         if (body.empty()) {
-            errors.attempt([&] { r.fail(at, "expected at least one event that takes time (run, sleep, timer, ...)"); });
+            // Unless an event was refused: then it may be the one that took time.
+            if (errors.count() == errors_before_events)
+                errors.attempt([&] { r.fail(at, "expected at least one event that takes time (run, sleep, timer, ...)"); });
             continue;
         }
         // A program loop must take time; rt-app's loop of only signals would spin, wakesim's reader says so.

@@ -92,6 +92,7 @@ public:
             ++more_;
     }
     bool empty() const { return errors_.empty(); }
+    size_t count() const { return errors_.size() + more_; }  // errors so far, reported or not
     void finish() const {
         if (errors_.empty()) return;
         if (errors_.size() == 1 && more_ == 0) throw errors_.front();

@@ -798,11 +798,15 @@ TEST_CASE("cli: import rtapp refuses what wakesim does not model, every construc
     CHECK(count_lines(m.out) == 1);
     CHECK(contains(m.out, ": /: expected an rt-app file in JSON"));
     CHECK(contains(m.out, "line 3, column"));
-    write_file(bad, R"({"tasks": {"t": {"instance": 0, "run": 10}, "u": {"instance": 2, "run": 10}, "v": {"resume": "u", "run": 5}}})");
+    // A refused instance count does not hide the other tasks' mistakes, nor the task's own events'.
+    write_file(bad, R"({"tasks": {"t": {"instance": 0, "run": "10"}, "u": {"instance": 2, "run": 10}, "v": {"resume": "u", "run": 5}}})");
     const CmdResult z = run_wakesim("import rtapp " + shell_quote(bad));
+    INFO(z.out);
     CHECK(z.rc == 2);
-    CHECK(count_lines(z.out) == 1);
+    CHECK(count_lines(z.out) == 3);
     CHECK(contains(z.out, ": /tasks/t/instance: expected 1 or more"));
+    CHECK(contains(z.out, ": /tasks/t/run: expected a run time in microseconds, an integer in [0, 3600000000], got string \"10\"\n"));
+    CHECK(contains(z.out, ": /tasks/v/resume: expected a task of one instance"));
     write_file(bad, R"({"tasks": {"u": {"instance": 2, "run": 10}, "v": {"resume": "u", "run": 5}}})");
     const CmdResult many = run_wakesim("import rtapp " + shell_quote(bad));
     CHECK(many.rc == 2);
