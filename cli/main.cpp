@@ -92,8 +92,11 @@ int list_cmd(const std::string& what, bool markdown, bool verbose) {
             }
         }
     } else if (what == "machines") {
-        std::vector<MachineFile> all;  // every file read before anything is printed: an error is one line
-        for (const auto& name : machine_names()) all.push_back(load_machine_file(machine_path(name)));
+        // Every file is read before anything is printed; each bad one is a line of its own.
+        std::vector<MachineFile> all;
+        InputErrorCollector errors;
+        for (const auto& name : machine_names()) errors.attempt([&] { all.push_back(load_machine_file(machine_path(name))); });
+        errors.finish();
         std::printf("machine files in %s (docs/machines.md):\n", machines_dir().c_str());
         for (const MachineFile& m : all) {
             const std::string& name = m.profile.name;

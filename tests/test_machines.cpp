@@ -190,7 +190,7 @@ TEST_CASE("machines: an installed wakesim reads share/wakesim/machines next to i
     CHECK_FALSE(contains(r.out, "altra-80"));
 }
 
-TEST_CASE("machines: an error in a machine file or the machines directory is one line, exit 2", "[machines][cli]") {
+TEST_CASE("machines: an error in a machine file or the machines directory is one line each, exit 2", "[machines][cli]") {
     const fs::path bad = kSource / "tests" / "bad_inputs" / "machines" / "syscall_without_unit.json";
     const CmdResult show = run_wakesim("topo show " + shell_quote(bad.string()));
     INFO(show.out);
@@ -202,8 +202,11 @@ TEST_CASE("machines: an error in a machine file or the machines directory is one
     const CmdResult list = run_wakesim("list machines --machines " + bad_dir);
     INFO(list.out);
     CHECK(list.rc == 2);
-    CHECK(count_lines(list.out) == 1);
-    CHECK(contains(list.out, "bad_inputs/machines/"));
+    // Every bad file of the directory, each mistake on its own line, and no listing.
+    CHECK(count_lines(list.out) == 16);
+    CHECK(contains(list.out, "bad_inputs/machines/em_cpu_twice.json: "));
+    CHECK(contains(list.out, "bad_inputs/machines/unknown_top_key.json: /profil: "));
+    CHECK_FALSE(contains(list.out, "machine files in"));
 
     for (const std::string& cmd : {std::string("list machines --machines /no/such/dir"),
                                    std::string("topo show kvm-2vcpu --machines /no/such/dir")}) {
