@@ -575,11 +575,13 @@ CalibResult calibrate(const CalibSpec& spec, int jobs) {
     Eigen::VectorXd var = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(n));
     Eigen::VectorXd null_weight = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(n));
     std::vector<std::vector<size_t>> partners(n);
+    int identified = 0;
     for (Eigen::Index k = 0; k < static_cast<Eigen::Index>(n); ++k) {
         const double sk = k < s.size() ? s[k] : 0.0;
         const Eigen::VectorXd vk = V.col(k);
         if (sk >= kIdentifiable) {
             var += vk.cwiseProduct(vk) / (sk * sk);
+            ++identified;
             continue;
         }
         // A parameter with a tenth of its weight along an unidentified direction moves freely
@@ -590,6 +592,12 @@ CalibResult calibrate(const CalibSpec& spec, int jobs) {
                 for (size_t q = 0; q < n; ++q)
                     if (q != j && vk[static_cast<Eigen::Index>(q)] * vk[static_cast<Eigen::Index>(q)] > kNullShare) partners[j].push_back(q);
     }
+    // A fit that misses its measurements by more than their spreads (chi-square above its degrees
+    // of freedom) has spreads too small for this model: its uncertainties are scaled by
+    // sqrt(chi2 / dof), never down (the Particle Data Group's scale factor, Review of Particle
+    // Physics, "Introduction: averages and fits").
+    res.dof = static_cast<int>(m) - identified;
+    if (res.dof > 0 && chi2 > res.dof) res.sd_scale = std::sqrt(chi2 / res.dof);
     const std::vector<int64_t> fitted = values(u);
     for (size_t j = 0; j < n; ++j) {
         CalibParamResult pr;
@@ -608,7 +616,7 @@ CalibResult calibrate(const CalibSpec& spec, int jobs) {
             pr.note = with.empty() ? "not identifiable from these measurements"
                                    : "not identifiable apart from " + with + ": only a combination is fitted";
         } else {
-            pr.sd = pr.fitted * std::sqrt(var[jj]);
+            pr.sd = pr.fitted * std::sqrt(var[jj]) * res.sd_scale;
         }
         const double at = std::log(pr.fitted);
         if (at <= lo[jj] + 1e-9 || std::llround(pr.fitted) <= std::llround(spec.params[j].min)) {
@@ -672,7 +680,12 @@ std::string calibration_table(const CalibResult& r) {
                       " measurements, " + std::to_string(s.params.size()) + " parameters; " + std::to_string(r.iterations) +
                       " iterations, " + std::to_string(r.evaluations) + " evaluations (" + std::to_string(r.runs) +
                       " runs); chi-square " + format_number("%.4g", r.chi2_start) + " -> " + format_number("%.4g", r.chi2) +
-                      (r.converged ? "" : " (not converged: raise max_iterations)") + "\n\n";
+                      (r.converged ? "" : " (not converged: raise max_iterations)") +
+                      (r.dof > 0 ? " with " + std::to_string(r.dof) + (r.dof == 1 ? " degree" : " degrees") + " of freedom" : "") + "\n";
+    if (r.sd_scale > 1.0)
+        out += "the fit misses the measurements by more than their spreads: uncertainties scaled by sqrt(chi-square / "
+               "degrees of freedom) = " + format_number("%.3g", r.sd_scale) + "\n";
+    out += "\n";
     std::vector<std::vector<std::string>> rows = {{"measurement", "metric", "measured", "start", "fitted", "residual"}};
     for (const auto& m : r.measurements)
         rows.push_back({m.m->name, metric_def(m.m->metric).name, figure(m.m->value, m.m->metric) + " ± " + figure(m.m->spread, m.m->metric),
@@ -705,6 +718,8 @@ nlohmann::json calibration_json(const CalibResult& r) {
     j["chi2_start"] = r.chi2_start;
     j["chi2"] = r.chi2;
     j["singular_values"] = r.singular_values;
+    j["dof"] = r.dof;
+    j["sd_scale"] = r.sd_scale;
     j["measurements"] = nlohmann::json::array();
     for (const auto& m : r.measurements)
         j["measurements"].push_back({{"name", m.m->name}, {"metric", metric_def(m.m->metric).name}, {"measured", m.m->value},

@@ -80,6 +80,8 @@ struct CalibResult {
     size_t runs = 0;         // simulations run
     bool converged = false;
     std::vector<double> singular_values;  // of the weighted Jacobian in log-parameter space
+    int dof = 0;            // measurements less the directions the fit identifies
+    double sd_scale = 1.0;  // sqrt(chi2 / dof) when above 1: the uncertainties are scaled by it
 };
 
 // Fits the parameters; runs on `jobs` threads with the same result for any value.

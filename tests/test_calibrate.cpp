@@ -117,6 +117,37 @@ TEST_CASE("calibrate says when two parameters only move together", "[calibrate]"
     CHECK(contains(r.params[0].note, "idle_states/0/exit_latency"));
 }
 
+TEST_CASE("calibrate widens its uncertainties when the fit misses the measurements by more than their spreads", "[calibrate]") {
+    // The same pinned round trip "measured" twice, 10% apart, each with a 1% spread: no value of
+    // ctx_switch gets within a spread of both, so the spreads understate the scatter.
+    TempDir tmp;
+    write_file(tmp.file("pipe.json"), kPipe);
+    const double pinned = simulated(tmp.file("pipe.json"), "pinned");
+    const auto measurement = [&](const char* name, double v) {
+        return nlohmann::json{{"name", name}, {"scenario", "pipe.json"}, {"case", "pinned"}, {"metric", "usec_per_op"},
+                              {"value", v}, {"spread", pinned * 0.01}};
+    };
+    nlohmann::json c = {{"machine", "kvm-2vcpu"},
+                        {"measurements", nlohmann::json::array({measurement("low", pinned * 0.95), measurement("high", pinned * 1.05)})},
+                        {"parameters", nlohmann::json::array({{{"key", "ctx_switch"}, {"min", "500ns"}, {"max", "20us"}}})}};
+    write_file(tmp.file("c.json"), c.dump());
+    const CalibSpec spec = load_calibration(tmp.file("c.json"));  // the result points to it
+    const CalibResult r = calibrate(spec, 1);
+    INFO(calibration_table(r));
+    REQUIRE(r.params.size() == 1);
+    CHECK(r.dof == 1);
+    CHECK(r.chi2 > 20);  // both 5% = 5 spreads away at best
+    CHECK(r.sd_scale == Approx(std::sqrt(r.chi2)));
+    CHECK(contains(calibration_table(r), "uncertainties scaled by sqrt(chi-square / degrees of freedom) = "));
+    CHECK(calibration_json(r).at("sd_scale") == Approx(r.sd_scale));
+    // Unscaled, two 1% figures would pin the cost's share of the round trip to 0.7%; the scatter
+    // says 5%.
+    const auto& p = r.params[0];
+    CHECK(p.identifiable);
+    const double unscaled = p.sd / r.sd_scale;
+    CHECK(p.sd > 3 * unscaled);
+}
+
 // fio through FUSE on the 2-socket Xeon, short: /dev/fuse pays the server's read on a worker and two
 // cross-CPU wakes; io-uring with WF_CURRENT_CPU replies pays it with the ring thread's commit on
 // fio's own CPU.
