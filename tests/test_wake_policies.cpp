@@ -137,6 +137,25 @@ TEST_CASE("Row 42: seesaw one_bit and pair_id pull both directions of a marked p
     }
 }
 
+TEST_CASE("Row 42: seesaw pair_id pulls a program's requester and server only when they share a pair id",
+          "[policies][seesaw][row42]") {
+    // A program task has no pair unless its "pair" says so; one with a fuse step pairs with its
+    // connection's servers (as fio's jobs do).
+    json d = request_reply("[]", 50, "5us", kSeesawVariants, flat(4));
+    const Outcome plain = simulate(d, "plain");
+    const Outcome none = simulate(d, "pair_id");
+    CHECK(none.n(Metric::select_policy_early) == 0);
+    CHECK(none.m == plain.m);
+    for (auto& t : d["workload"]["tasks"]) t["pair"] = 7;
+    const Outcome paired = simulate(d, "pair_id");
+    REQUIRE(paired.completed);
+    CHECK(paired.n(Metric::select_policy_early) + paired.n(Metric::wakeups_no_placement) == paired.n(Metric::wakeups));
+    CHECK(paired.n(Metric::ipis) == 0);
+    // Two different ids are no pair.
+    d["workload"]["tasks"][1]["pair"] = 8;
+    CHECK(simulate(d, "pair_id").n(Metric::select_policy_early) == 0);
+}
+
 TEST_CASE("Row 42: seesaw two_bits pulls only the requester to the processing thread", "[policies][seesaw][row42]") {
     // p.seesaw_req and current.seesaw_proc: only the reply wake (server wakes requester) matches.
     const json d = doc(R"({"machine": )" + flat(4) + R"(, "workload": {"kind": "pipe", "loops": 100},

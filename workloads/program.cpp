@@ -90,6 +90,11 @@ const ParamTable& task_params() {
          .help = "`wakee_flips` of the thread that creates this task, which it inherits (the kernel copies the count "
                  "at fork and does not reset it); `wake_wide()` compares it with `sd_llc_size`, so on a small LLC a "
                  "task that wakes few others keeps the wide pattern its creator had (as `messaging`'s workers do)"},
+        {.name = "pair", .type = ParamType::integer, .min = 0, .max = 1000000000,
+         .help = "the pair id that the `seesaw` policy's `pair_id` variant matches: a wakeup of a task by another "
+                 "with the same non-zero id returns the waker's CPU",
+         .absent_means = "1 for a task with a `fuse` step (it pairs with its connection's server threads, as `fio`'s "
+                         "jobs do), else 0: no pair"},
         {.name = "delay", .type = ParamType::duration, .default_value = "0ns", .min = 0, .max = kMaxTime,
          .help = "the task is forked with the others, then sleeps until this long after the workload's start before "
                  "its first step (a timer wakeup, as rt-app's `delay`); its timers count from then"},
@@ -450,6 +455,12 @@ ProgramSpec read_program(const WorkloadInput& in) {
         spec.role = role == "requester" ? TaskRole::requester : role == "server" ? TaskRole::server : TaskRole::other;
         spec.per_cpu_kthread = p.boolean("kthread");
         spec.wakee_flips = static_cast<uint32_t>(p.integer("parent_wakee_flips"));
+        const auto has_fuse = [](const auto& self, const std::vector<Step>& list) -> bool {
+            for (const Step& st : list)
+                if (st.kind == StepKind::fuse || (st.kind == StepKind::loop && self(self, st.body))) return true;
+            return false;
+        };
+        spec.pair_id = p.given("pair") ? static_cast<uint32_t>(p.integer("pair")) : has_fuse(has_fuse, s.tasks[i].steps) ? 1 : 0;
         if (spec.per_cpu_kthread && spec.allowed.count() != 1)
             t.at("kthread").fail("expected a kthread to be pinned to exactly one CPU (\"cpus\": \"N\")");
         });
