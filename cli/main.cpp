@@ -814,6 +814,7 @@ static int wakesim_main(int argc, char** argv) {
             sc.seeds = baseline_seeds(b, baseline_path, sc);
             RunOptions opt;
             opt.progress = Progress(sc.name, run_quiet);
+            opt.quiet = run_quiet;  // the run-time estimate too
             opt.jobs = jobs;
             const auto runs = run_scenario(sc, opt);
             warn_cut_short(runs);
@@ -833,6 +834,7 @@ static int wakesim_main(int argc, char** argv) {
             refuse_overwrite(out_path, force);
             RunOptions opt;
             opt.progress = Progress(sc.name, run_quiet);
+            opt.quiet = run_quiet;  // the run-time estimate too
             opt.jobs = jobs;
             const auto runs = run_scenario(sc, opt);
             warn_cut_short(runs);
@@ -862,6 +864,7 @@ static int wakesim_main(int argc, char** argv) {
             }
             RunOptions opt;
             opt.progress = Progress(sc.name, run_quiet);
+            opt.quiet = run_quiet;
             opt.cases = cases;
             opt.policies = policies;
             opt.jobs = jobs;

@@ -273,6 +273,24 @@ TEST_CASE("robustness: a long set of runs warns first, unless --quiet", "[cli][r
     CHECK(quiet.out.rfind("wakesim: error: " + tmp.file("t.unpinned.plain.s1.txt"), 0) == 0);
 }
 
+// compare, baseline and check run the same runs: their --quiet hides the estimate too. (The
+// task is stuck at once, so runs "estimated" at a billion ops take no time.)
+TEST_CASE("robustness: compare, baseline and check say nothing of the estimate under --quiet", "[cli][robustness]") {
+    TempDir tmp;
+    write_file(tmp.file("est.json"), R"({"name": "est", "machine": "kvm-2vcpu", "policies": ["plain", "wf_sync"],
+      "run": {"ops": 1000000000, "seeds": [1]}, "workload": {"kind": "program", "channels": {"x": {}},
+      "tasks": [{"name": "a", "program": [{"run": "10us"}, {"wait": "x"}, {"op": 1}]}]}})");
+    const std::string sc = shell_quote(tmp.file("est.json"));
+    const std::string b = shell_quote(tmp.file("b.json"));
+    REQUIRE(contains(run_wakesim("compare " + sc + " --seeds 3").out, " runs estimated at about "));
+    for (const std::string& cmd : {"compare " + sc + " --seeds 3 -q", "baseline " + sc + " -o " + b + " -q",
+                                   "check " + sc + " --baseline " + b + " -q"}) {
+        const CmdResult r = run_wakesim(cmd);
+        INFO(cmd << ": " << r.out);
+        CHECK_FALSE(contains(r.out, "estimated"));
+    }
+}
+
 // Issue 14: two case names that differ only after a NUL wrote one trace file. A trace file name
 // replaces what a file name cannot hold; two runs that would still share a file are refused.
 TEST_CASE("robustness: two runs never write the same trace file", "[cli][robustness]") {
