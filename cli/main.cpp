@@ -884,20 +884,13 @@ static int wakesim_main(int argc, char** argv) {
                 throw InputError(o->get_name(), "", "expected a file name or window, got an empty string");
         refuse_overwrite(out_path, force);
         refuse_overwrite(trace_path, force);
-        // The report written over the trace (or the reverse) loses one of them.
-        if (!out_path.empty() && !trace_path.empty()) {
-            std::error_code ec;
-            const auto same = std::filesystem::weakly_canonical(out_path, ec) == std::filesystem::weakly_canonical(trace_path, ec);
-            const bool special = std::filesystem::exists(out_path, ec) && !std::filesystem::is_regular_file(out_path, ec);
-            if ((same || out_path == trace_path) && !special)  // /dev/null twice loses nothing
-                throw InputError("--trace", "", "expected another file than -o's: both name " + quote_for_message(out_path));
-        }
         RunOptions opt;
         opt.progress = Progress(sc.name, run_quiet);
         opt.cases = cases;
         opt.policies = policies;
         opt.jobs = jobs;
         opt.trace_path = trace_path;
+        opt.report_path = out_path;
         if (!trace_window.empty()) {
             if (trace_path.empty()) throw std::runtime_error("--trace-window goes with --trace");
             opt.trace_window = parse_trace_window(trace_window);

@@ -79,6 +79,28 @@ void close_written(std::FILE* f, const std::string& name, const std::string& wha
 
 namespace {
 
+// A name as the file it reaches: symbolic links followed (even to a file not there yet), then
+// the absolute path with "." and ".." resolved.
+std::filesystem::path file_reached(std::filesystem::path p) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    for (int hops = 0; hops < 40 && fs::is_symlink(p, ec); ++hops) {
+        const fs::path target = fs::read_symlink(p, ec);
+        if (ec) break;
+        p = target.is_absolute() ? target : p.parent_path() / target;
+    }
+    return fs::weakly_canonical(fs::absolute(p, ec), ec);
+}
+
+// Whether writing to both names writes one file (a device such as /dev/null loses nothing).
+bool same_file(const std::string& a, const std::string& b) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (fs::exists(a, ec) && !fs::is_regular_file(a, ec)) return false;
+    if (fs::exists(a, ec) && fs::exists(b, ec)) return fs::equivalent(a, b, ec);
+    return a == b || file_reached(a) == file_reached(b);
+}
+
 constexpr double kLongRunSeconds = 10;  // estimated wall time above which a set of runs warns
 
 struct Job {
@@ -170,6 +192,19 @@ std::vector<RunRecord> run_scenario(const Scenario& sc, const RunOptions& opt) {
                                  " would both write " + quote_for_message(name));
         }
     }
+    // The report written over a trace (or the reverse) loses one of them, however the two are spelled.
+    if (!opt.trace_path.empty() && !opt.report_path.empty())
+        for (const Job& j : jobs) {
+            const std::string name = trace_name(opt.trace_path, j, jobs.size() > 1);
+            if (!same_file(opt.report_path, name)) continue;
+            const std::string what = name == opt.trace_path
+                                         ? "--trace " + quote_for_message(name)
+                                         : "the trace of case " + quote_for_message(j.c->name) + " policy " +
+                                               quote_for_message(j.p->name) + " seed " + std::to_string(j.seed) + ", " +
+                                               quote_for_message(name) + ",";
+            throw InputError("--trace", "", "expected another file than -o's: " + what + " is the file -o names (" +
+                                                quote_for_message(opt.report_path) + ")");
+        }
     if (!opt.trace_path.empty() && !opt.force)
         for (const Job& j : jobs) {
             const std::string name = trace_name(opt.trace_path, j, jobs.size() > 1);

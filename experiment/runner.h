@@ -24,6 +24,7 @@ struct RunOptions {
     std::vector<std::string> policies;  // empty: all
     int jobs = 1;
     std::string trace_path;             // empty: no trace
+    std::string report_path;            // -o's file: no run's trace may be written over it
     TraceWindow trace_window;           // the simulated time each trace covers
     TraceFormat trace_format = TraceFormat::ftrace;
     bool check_invariants = false;

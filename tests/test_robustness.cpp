@@ -183,6 +183,26 @@ TEST_CASE("robustness: -o /dev/null is written without --force, an existing regu
     CHECK(same.rc == 2);
     CHECK(contains(same.out, "--trace: expected another file than -o's"));
     CHECK_FALSE(fs::exists(dir.file("both.txt")));
+    // However the file is spelled: another relative form, its absolute path, a symbolic link to it.
+    fs::create_symlink("both.txt", dir.file("link.txt"));
+    for (const std::string& t : {std::string("./both.txt"), dir.file("both.txt"), std::string("link.txt")}) {
+        const CmdResult r = run_program("sh", "-c " + shell_quote("cd " + shell_quote(dir.path().string()) + " && " +
+                                                                   shell_quote(WAKESIM_BINARY) + " run " + s +
+                                                                   " -q -o both.txt --trace " + shell_quote(t) + " 2>&1"));
+        INFO(t << ": " << r.out);
+        CHECK(r.rc == 2);
+        CHECK(contains(r.out, "--trace: expected another file than -o's: --trace "));
+        CHECK_FALSE(fs::exists(dir.file("both.txt")));
+    }
+    // A run's own trace file (one per run when there are several) is not -o's either.
+    write_file(dir.file("two.json"), R"({"name": "t", "machine": "altra-80", "workload": {"kind": "pipe", "loops": 50},
+      "policies": ["plain", "wf_sync"], "run": {"seeds": [1]}})");
+    const CmdResult per_run = run_wakesim("run " + shell_quote(dir.file("two.json")) + " -q -o " +
+                                          shell_quote(dir.file("t.default.wf_sync.s1.txt")) + " --trace " + shell_quote(dir.file("t.txt")));
+    INFO(per_run.out);
+    CHECK(per_run.rc == 2);
+    CHECK(contains(per_run.out, "the trace of case \"default\" policy \"wf_sync\" seed 1, "));
+    CHECK_FALSE(fs::exists(dir.file("t.default.plain.s1.txt")));
     const CmdResult empty = run_wakesim("run " + s + " -q --trace ''");
     CHECK(empty.rc == 2);
     CHECK(contains(empty.out, "got an empty string"));
