@@ -266,10 +266,12 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
                 case_errors.finish();
             } catch (const InputError& caught) {
                 std::vector<InputError> each;
-                if (const auto* many = dynamic_cast<const InputErrors*>(&caught))
+                if (const auto* many = dynamic_cast<const InputErrors*>(&caught)) {
                     each = many->all();
-                else
+                    errors.add_unreported(many->more());  // counted in the "N more" line
+                } else {
                     each.push_back(caught);
+                }
                 for (const InputError& e : each) {
                     // Point into the case's "set" when the bad value came from there.
                     const std::string ptr = e.pointer();
@@ -277,13 +279,18 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
                     bool from_set = false;
                     if (cn.has("set") && e.file() == file) {  // not for an error inside a machine file
                         try {
-                            from_set = !ptr.empty() && cn.at("set").raw().contains(nlohmann::json::json_pointer(ptr));
+                            // A value the set gives (not an object it only adds keys to, such as a
+                            // "workload" missing its "kind" in the base as well).
+                            const nlohmann::json& set = cn.at("set").raw();
+                            const nlohmann::json::json_pointer jp(ptr);
+                            from_set = !ptr.empty() && set.contains(jp) && !set.at(jp).is_object();
                         } catch (...) {
                             from_set = false;
                         }
                     }
                     // An error of the shared part shows in every case: report it once, for the first.
-                    if (!shared_seen.insert(e.file() + "\n" + ptr + "\n" + e.expected()).second) continue;
+                    // One in a case's own "set" is that case's, whatever the others set.
+                    if (!shared_seen.insert(e.file() + "\n" + (from_set ? set_ptr : ptr) + "\n" + e.expected()).second) continue;
                     errors.add(InputError(e.file(), from_set ? set_ptr : ptr,
                                           e.expected() + (from_set ? "" : " (in case " + quote_for_message(name) + ")")));
                 }

@@ -93,6 +93,7 @@ public:
     }
     bool empty() const { return errors_.empty(); }
     size_t count() const { return errors_.size() + more_; }  // errors so far, reported or not
+    void add_unreported(size_t n) { more_ += n; }            // errors counted, not shown
     void finish() const {
         if (errors_.empty()) return;
         if (errors_.size() == 1 && more_ == 0) throw errors_.front();

@@ -854,6 +854,22 @@ TEST_CASE("cli: every error of a scenario is reported in one pass, each on its o
         CHECK(contains("\n" + t.out, "\n" + line));
     }
     CHECK(count_lines(t.out) == 9);
+    // Past 20 lines, one more says how many were left out, in a workload as at the top level.
+    nlohmann::json many = {{"machine", "altra-80"}, {"policies", {"plain"}}, {"workload", {{"kind", "pipe"}}}};
+    for (int i = 0; i < 25; ++i) many["workload"]["zz" + std::to_string(10 + i)] = 1;
+    write_file(path, many.dump());
+    const CmdResult m = run_wakesim("run " + shell_quote(path));
+    INFO(m.out);
+    CHECK(count_lines(m.out) == 21);
+    CHECK(contains(m.out, p + "/: and 5 more errors not shown\n"));
+    // The same mistake in two cases' own settings is each case's: two lines.
+    write_file(path, R"({"machine": "altra-80", "policies": ["plain"], "workload": {"kind": "pipe", "loops": 100},
+      "cases": [{"name": "a", "set": {"workload": {"loops": 0}}}, {"name": "b", "set": {"workload": {"loops": 0}}}]})");
+    const CmdResult c = run_wakesim("run " + shell_quote(path));
+    INFO(c.out);
+    CHECK(count_lines(c.out) == 2);
+    CHECK(contains(c.out, p + "/cases/0/set/workload/loops: expected an integer in [1, 1000000000], got 0\n"));
+    CHECK(contains(c.out, p + "/cases/1/set/workload/loops: expected an integer in [1, 1000000000], got 0\n"));
 }
 
 TEST_CASE("cli: a CPU list may be an array of CPU ids or use taskset's strides", "[cli]") {
