@@ -205,6 +205,26 @@ TEST_CASE("sweep: every bad sweep file gives one error line with its pointer and
     CHECK(n >= 5);
 }
 
+TEST_CASE("sweep: a sweep file's mistakes on different axes come in one pass", "[sweep][cli][bad_inputs]") {
+    // An axis without values, a value the scenario refuses on another axis, and a pointer set by
+    // two axes: a user fixing the first used to meet the others one run at a time.
+    TempDir tmp;
+    write_file(tmp.file("s.json"), R"({"name": "s", "scenario": {"name": "p", "machine": "altra-80",
+      "workload": {"kind": "pipe", "loops": 100}, "policies": ["plain"], "run": {"warmup_ops": 10}},
+      "axes": [{"pointer": "/workload/loops", "values": []},
+               {"pointer": "/workload/cpus", "values": ["0", "0-200"]},
+               {"pointer": "/run/warmup_ops", "values": [1, 2]},
+               {"pointer": "/run/warmup_ops", "values": [3]}]})");
+    const CmdResult r = run_wakesim("sweep " + shell_quote(tmp.file("s.json")) + " -o " + shell_quote(tmp.file("o.jsonl")));
+    INFO(r.out);
+    CHECK(r.rc == 2);
+    CHECK(count_lines(r.out) == 3);
+    CHECK(contains(r.out, ": /axes/0/values: expected at least one value"));
+    CHECK(contains(r.out, ": /axes/1/values/1: expected a value that /workload/cpus accepts"));
+    CHECK(contains(r.out, ": /axes/3/pointer: expected each pointer on one axis only"));
+    CHECK_FALSE(fs::exists(tmp.file("o.jsonl")));
+}
+
 namespace {
 const char* const kCompareScenario = R"({
   "name": "cmp",
