@@ -877,7 +877,14 @@ static int wakesim_main(int argc, char** argv) {
             return 0;
         }
         if (*explain)
+        {
+            // An empty filter (an unset shell variable) would silently explain another wakeup.
+            for (const char* name : {"--wakee", "--after"})
+                if (const auto* o = explain->get_option(name); o->count() > 0 && o->as<std::string>().empty())
+                    throw InputError(name, "", std::string("expected ") + (name[2] == 'w' ? "a task name" : "a time such as 5ms") +
+                                                   ", got an empty string");
             return explain_command(sc, {ex_case, ex_policy, ex_wakee, ex_after, ex_wakeup, ex_seed_opt->count() > 0, ex_seed});
+        }
         // An empty name (an unset shell variable) would silently mean "none".
         for (const auto* o : {run->get_option("--trace"), run->get_option("-o"), run->get_option("--trace-window")})
             if (o->count() > 0 && o->as<std::string>().empty())

@@ -408,7 +408,7 @@ int Scheduler::select_idle_sibling(Task& p, const Task* waker, int this_cpu, int
     if (explain_) obs_->sis_begin({prev, target});
     // 1. The target itself.
     if (usable(target) && fits(target)) return outcome(SelectOutcome::sis_target, target);
-    if (explain_) obs_->sis_target_busy({target, nr_running(target)});
+    if (explain_) obs_->sis_target_busy({target, nr_running(target), rq_of(target).ttwu_pending, !usable(target) || fits(target)});
     // 2. prev, when idle and cache-affine.
     int prev_aff = -1;
     if (prev != target && topo_.shares_llc(prev, target) && usable(prev) && fits(prev)) {

@@ -132,6 +132,8 @@ struct SisBeginEv {
 struct SisTargetBusyEv {
     int target = -1;
     int nr_running = 0;
+    bool pending = false;  // a wakeup is queued on its wake list (ttwu_pending): idle_cpu() says busy
+    bool fits = true;      // false: usable, but the task does not fit it (asymmetric capacities)
 };
 
 enum class PrevSkip : uint8_t { is_target, busy, not_cache_affine, does_not_fit };

@@ -150,7 +150,9 @@ std::string describe(const WakeEvent& ev) {
                 return "select_idle_sibling(prev=" + cpu(e.prev) + ", target=" + cpu(e.target) + ")";
             },
             [](const SisTargetBusyEv& e) {
-                return "  target " + cpu(e.target) + " busy (nr_running=" + std::to_string(e.nr_running) + ")";
+                if (!e.fits) return "  target " + cpu(e.target) + " usable, but the task does not fit it (task_fits_cpu)";
+                return "  target " + cpu(e.target) + " busy (nr_running=" + std::to_string(e.nr_running) +
+                       (e.pending ? ", a wakeup already queued on it: ttwu_pending, which idle_cpu() counts" : "") + ")";
             },
             [](const SisPrevEv& e) { return "  prev " + cpu(e.prev) + prev_skip_text(e.why); },
             [](const SelectIdleCpuEv& e) {

@@ -161,6 +161,9 @@ TEST_CASE("robustness: option mistakes are one line in wakesim's words, and expl
         CHECK(contains(r.out, text));
     };
     refused("explain " + s + " --seed -1", "--seed: expected a whole number of at least 0; got \"-1\"");
+    // An empty filter (an unset shell variable) would explain another wakeup than the one meant.
+    refused("explain " + s + " --after ''", "--after: expected a time such as 5ms, got an empty string");
+    refused("explain " + s + " --wakee ''", "--wakee: expected a task name, got an empty string");
     refused("run " + s + " --seeds 1.5", "--seeds: expected a whole number from 1 to 10000; got \"1.5\"");
     refused("run " + s + " " + s, "wakesim run: expected no more arguments; got ");
     refused("run " + s + " --format json --format csv", "--format: expected once; given 2 times");

@@ -146,6 +146,16 @@ TEST_CASE("explain: one wakeup's events come in the wake path's order and render
     CHECK(lines.back().rfind("result: cpu", 0) == 0);
 }
 
+TEST_CASE("explain says why a target without runnable tasks is not idle: a wakeup already queued on it",
+          "[wake_path][explain]") {
+    // idle_cpu() counts rq->ttwu_pending: a CPU whose wake list holds a wakee is busy for the next wakeup.
+    const std::vector<std::string> pending = render({SisTargetBusyEv{3, 0, true, true}});
+    CHECK(pending.at(0) == "  target cpu3 busy (nr_running=0, a wakeup already queued on it: ttwu_pending, which idle_cpu() counts)");
+    CHECK(render({SisTargetBusyEv{3, 2, false, true}}).at(0) == "  target cpu3 busy (nr_running=2)");
+    CHECK(render({SisTargetBusyEv{3, 0, false, false}}).at(0) ==
+          "  target cpu3 usable, but the task does not fit it (task_fits_cpu)");
+}
+
 TEST_CASE("explain follows the wakeup to the wakee running: remote through the wake list, or local behind the waker",
           "[wake_path][explain]") {
     // The sync pair on the idle 2-CPU LLC: the wakee goes back to its idle prev, through prev's
