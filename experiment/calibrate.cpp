@@ -1,6 +1,5 @@
 #include "experiment/calibrate.h"
 
-#include <optional>
 #include <Eigen/Dense>
 #include <algorithm>
 #include <atomic>
@@ -8,6 +7,7 @@
 #include <exception>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <stdexcept>
 
 #include "experiment/report.h"
@@ -594,8 +594,8 @@ CalibResult calibrate(const CalibSpec& spec, int jobs) {
     }
     // A fit that misses its measurements by more than their spreads (chi-square above its degrees
     // of freedom) has spreads too small for this model: its uncertainties are scaled by
-    // sqrt(chi2 / dof), never down (the Particle Data Group's scale factor, Review of Particle
-    // Physics, "Introduction: averages and fits").
+    // sqrt(chi2 / dof), never down (the Particle Data Group's scale factor S, Review of Particle
+    // Physics, Introduction).
     res.dof = static_cast<int>(m) - identified;
     if (res.dof > 0 && chi2 > res.dof) res.sd_scale = std::sqrt(chi2 / res.dof);
     const std::vector<int64_t> fitted = values(u);

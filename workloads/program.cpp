@@ -443,26 +443,26 @@ ProgramSpec read_program(const WorkloadInput& in) {
         steps_read[i] = errors.attempt([&] { steps.read(t.at("program"), s.tasks[i].steps); });
         if (!params[i]) continue;  // its own error is said
         errors.attempt([&] {
-        const ParamValues& p = *params[i];
-        TaskSpec& spec = s.tasks[i].spec;
-        spec.footprint_kib = p.size_bytes("footprint") / 1024;
-        s.tasks[i].delay = p.duration_ns("delay");
-        spec.allowed = read_cpus(t, p, "cpus", in.topo);
-        apply_task_uclamp(t, p, in.groups, in.topo, spec);
-        spec.nice = static_cast<int>(p.integer("nice"));
-        spec.policy = read_policy(p);
-        const std::string& role = p.choice("role");
-        spec.role = role == "requester" ? TaskRole::requester : role == "server" ? TaskRole::server : TaskRole::other;
-        spec.per_cpu_kthread = p.boolean("kthread");
-        spec.wakee_flips = static_cast<uint32_t>(p.integer("parent_wakee_flips"));
-        const auto has_fuse = [](const auto& self, const std::vector<Step>& list) -> bool {
-            for (const Step& st : list)
-                if (st.kind == StepKind::fuse || (st.kind == StepKind::loop && self(self, st.body))) return true;
-            return false;
-        };
-        spec.pair_id = p.given("pair") ? static_cast<uint32_t>(p.integer("pair")) : has_fuse(has_fuse, s.tasks[i].steps) ? 1 : 0;
-        if (spec.per_cpu_kthread && spec.allowed.count() != 1)
-            t.at("kthread").fail("expected a kthread to be pinned to exactly one CPU (\"cpus\": \"N\")");
+            const ParamValues& p = *params[i];
+            TaskSpec& spec = s.tasks[i].spec;
+            spec.footprint_kib = p.size_bytes("footprint") / 1024;
+            s.tasks[i].delay = p.duration_ns("delay");
+            spec.allowed = read_cpus(t, p, "cpus", in.topo);
+            apply_task_uclamp(t, p, in.groups, in.topo, spec);
+            spec.nice = static_cast<int>(p.integer("nice"));
+            spec.policy = read_policy(p);
+            const std::string& role = p.choice("role");
+            spec.role = role == "requester" ? TaskRole::requester : role == "server" ? TaskRole::server : TaskRole::other;
+            spec.per_cpu_kthread = p.boolean("kthread");
+            spec.wakee_flips = static_cast<uint32_t>(p.integer("parent_wakee_flips"));
+            const auto has_fuse = [](const auto& self, const std::vector<Step>& list) -> bool {
+                for (const Step& st : list)
+                    if (st.kind == StepKind::fuse || (st.kind == StepKind::loop && self(self, st.body))) return true;
+                return false;
+            };
+            spec.pair_id = p.given("pair") ? static_cast<uint32_t>(p.integer("pair")) : has_fuse(has_fuse, s.tasks[i].steps) ? 1 : 0;
+            if (spec.per_cpu_kthread && spec.allowed.count() != 1)
+                t.at("kthread").fail("expected a kthread to be pinned to exactly one CPU (\"cpus\": \"N\")");
         });
     }
     // A barrier's participants are the instances whose programs name it: each waits there until
