@@ -417,10 +417,12 @@ void CpuExec::run_curr(int cpu) {
             case Action::run:
                 x.work_left = std::max<int64_t>(0, a.ns);
                 x.after_first = x.work_left - a.first;
-                x.no_preempt = a.in_syscall && !prof_.preempt_full;
+                x.atomic = a.atomic;
+                x.no_preempt = a.atomic || (a.in_syscall && !prof_.preempt_full);
                 break;
             case Action::block:
                 t->block_pending = true;  // set_current_state(TASK_INTERRUPTIBLE); schedule() after the overhead
+                x.atomic = false;
                 x.no_preempt = a.in_syscall && !prof_.preempt_full;
                 break;
             case Action::exit: {
@@ -460,7 +462,7 @@ void CpuExec::on_tick(int cpu) {
         sched_.sched_tick(cpu);
     }
     // Inside a system call only preempt=lazy's tick (its lazy flag made urgent) preempts.
-    if (*c.need_resched && c.mode == Mode::running && (!c.ctx.no_preempt || prof_.preempt_lazy)) preempt_now(cpu);
+    if (*c.need_resched && c.mode == Mode::running && (!c.ctx.no_preempt || (prof_.preempt_lazy && !c.ctx.atomic))) preempt_now(cpu);
     if (c.mode != Mode::idle) arm_tick(cpu);
 }
 

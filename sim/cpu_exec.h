@@ -42,12 +42,16 @@ struct Action {  // 16 bytes: returned in two registers
     // run: the work continues a system call the task's previous step was inside; a preemption
     // asked for meanwhile waits for the call's return to user space unless preempt_full.
     bool in_syscall = false;
+    // run: the work runs with preemption off (a wait queue's lock held: __wake_up_common()), under
+    // every preemption model; a reschedule asked for meanwhile waits for the next action.
+    bool atomic = false;
     // run: work joined from pieces (ProgramDriver) gives its first piece's length here; that
     // piece ends with a return to user space, where a reschedule set from another CPU is seen
     // before its IPI lands. 0: no such point inside the work.
     int32_t first = 0;
     static Action Run(int64_t ns) { return {ns, run}; }
     static Action RunInSyscall(int64_t ns) { return {ns, run, true}; }
+    static Action RunAtomic(int64_t ns) { return {ns, run, true, true}; }
     static Action Block() { return {0, block}; }
     // block: the task sleeps in the system call its previous step made its wakeups in (a FUSE
     // requester in request_wait_answer); under preempt=none/voluntary they do not preempt it first.
@@ -140,6 +144,7 @@ private:
         int64_t overhead_left = 0;  // kernel time owed before the next action (wake costs)
         int64_t after_first = 0;    // work_left once a joined action's first piece is done (Action::first)
         bool no_preempt = false;    // the work runs inside a system call that preempt=none/voluntary do not preempt
+        bool atomic = false;        // ... or with preemption off (Action::atomic): not even preempt=lazy's tick
     };
     struct Cpu {
         const bool* need_resched = nullptr;  // the scheduler's flag for this CPU

@@ -477,19 +477,38 @@ Action ProgramDriver::next_action(Task& t) {
                             b.waiting.push_back(self);
                             return block_on_peer(c);
                         }
-                        release(b);
+                        begin_release(b);
+                        c.phase = 3;
+                    } else {
+                        c.phase = 1;
+                        if (op.b == 1)
+                            b.releaser = self;
+                        else
+                            b.waiting.push_back(self);
+                        return block_on_peer(c);
+                    }
+                }
+                if (c.phase == 1) return block_on_peer(c);
+                if (c.phase == 2) {  // woken: a participant goes on, a releaser opens the barrier
+                    if (op.b == 0) {
+                        c.phase = 0;
                         ++c.pc;
                         break;
                     }
-                    c.phase = 1;
-                    if (op.b == 1)
-                        b.releaser = self;
-                    else
-                        b.waiting.push_back(self);
-                    return block_on_peer(c);
+                    begin_release(b);
+                    c.phase = 3;
                 }
-                if (c.phase == 1) return block_on_peer(c);
-                if (op.b == 1) release(b);  // woken by the last arrival: now the others go
+                // The release, one wakeup per action: __wake_up_common() wakes the waiters in turn,
+                // each try_to_wake_up() paid on this CPU before the next (the action's overhead),
+                // with the wait queue's lock held, so the early wakees run while the later ones
+                // are placed and none preempts the releaser before it is done.
+                if (b.release_next < b.releasing.size()) {
+                    const int w = b.releasing[b.release_next++];
+                    ctx_[static_cast<size_t>(w)].phase = 2;
+                    wake_peer(w, generic_site_);
+                    return Action::RunAtomic(0);
+                }
+                b.releasing.clear();
                 c.phase = 0;
                 ++c.pc;
                 break;
@@ -610,15 +629,6 @@ void ProgramDriver::switched_out(const Task& t) {
         awaiting_sleep_[ci] = 0;
         if (--servers_pending_ == 0) servers_settled();
     }
-}
-
-void ProgramDriver::release(Barrier& b) {
-    b.arrived = 0;
-    for (int w : b.waiting) {
-        ctx_[static_cast<size_t>(w)].phase = 2;
-        wake_peer(w, generic_site_);
-    }
-    b.waiting.clear();
 }
 
 void ProgramDriver::wake_peer(int ctx, const WakeSite& site) {

@@ -193,8 +193,16 @@ private:
         int size = 0, arrived = 0;
         std::vector<int> waiting;
         int releaser = -1;  // a releasing task (Op b = 1) waiting for the others to arrive
+        std::vector<int> releasing;  // the waiters of the last round, woken one after another
+        size_t release_next = 0;     // the next of them to wake
     };
-    void release(Barrier& b);
+    // The barrier opens: its waiters are woken by the releasing task one at a time (next_action).
+    static void begin_release(Barrier& b) {
+        b.arrived = 0;
+        b.releasing.swap(b.waiting);
+        b.waiting.clear();
+        b.release_next = 0;
+    }
     // A sleep that only another program task can end (a post, a take, a barrier's last arrival,
     // a resume), and the wake that ends it: counted, so that a workload whose foreground tasks
     // all sleep so, or have exited, is known to be deadlocked however busy hogs, noise or a FUSE
