@@ -876,8 +876,7 @@ static int wakesim_main(int argc, char** argv) {
             std::fwrite(text.data(), 1, text.size(), stdout);  // checked in main()
             return 0;
         }
-        if (*explain)
-        {
+        if (*explain) {
             // An empty filter (an unset shell variable) would silently explain another wakeup.
             for (const char* name : {"--wakee", "--after"})
                 if (const auto* o = explain->get_option(name); o->count() > 0 && o->as<std::string>().empty())

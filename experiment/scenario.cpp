@@ -266,12 +266,14 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
                 case_errors.finish();
             } catch (const InputError& caught) {
                 std::vector<InputError> each;
+                size_t more = 0;  // errors past the shown ones, for the "N more" line
                 if (const auto* many = dynamic_cast<const InputErrors*>(&caught)) {
                     each = many->all();
-                    errors.add_unreported(many->more());  // counted in the "N more" line
+                    more = many->more();
                 } else {
                     each.push_back(caught);
                 }
+                bool any_new = false;
                 for (const InputError& e : each) {
                     // Point into the case's "set" when the bad value came from there.
                     const std::string ptr = e.pointer();
@@ -291,9 +293,11 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
                     // An error of the shared part shows in every case: report it once, for the first.
                     // One in a case's own "set" is that case's, whatever the others set.
                     if (!shared_seen.insert(e.file() + "\n" + (from_set ? set_ptr : ptr) + "\n" + e.expected()).second) continue;
+                    any_new = true;
                     errors.add(InputError(e.file(), from_set ? set_ptr : ptr,
                                           e.expected() + (from_set ? "" : " (in case " + quote_for_message(name) + ")")));
                 }
+                if (any_new) errors.add_unreported(more);  // a shared part's errors counted once
             }
         });
     } else {

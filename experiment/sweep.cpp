@@ -196,9 +196,9 @@ Sweep load_sweep(const std::string& path) {
                 each.finish();
             }
         });
-    // The axes that were read are checked further in the same pass: a pointer on two axes, each
-    // value on the base (an axis with a mistake of its own is left out of these).
-    // A pointer on two axes (or twice in a zip) would be set twice: the first value lost.
+    // The axes that were read go on to these checks in the same pass (an axis with a mistake of
+    // its own is left out). A pointer on two axes (or twice in a zip) would be set twice: the
+    // first value lost.
     for (size_t i = 0; i < axes.size(); ++i)
         for (size_t k = 0; k < axes[i].pointers.size(); ++k)
             for (size_t j = 0; j <= i; ++j)

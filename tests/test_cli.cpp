@@ -862,6 +862,13 @@ TEST_CASE("cli: every error of a scenario is reported in one pass, each on its o
     INFO(m.out);
     CHECK(count_lines(m.out) == 21);
     CHECK(contains(m.out, p + "/: and 5 more errors not shown\n"));
+    // Shared by two cases, they are counted once.
+    many["cases"] = {{{"name", "a"}}, {{"name", "b"}, {"set", {{"workload", {{"cpus", "0"}}}}}}};
+    write_file(path, many.dump());
+    const CmdResult m2 = run_wakesim("run " + shell_quote(path));
+    INFO(m2.out);
+    CHECK(count_lines(m2.out) == 21);
+    CHECK(contains(m2.out, p + "/: and 5 more errors not shown\n"));
     // The same mistake in two cases' own settings is each case's: two lines.
     write_file(path, R"({"machine": "altra-80", "policies": ["plain"], "workload": {"kind": "pipe", "loops": 100},
       "cases": [{"name": "a", "set": {"workload": {"loops": 0}}}, {"name": "b", "set": {"workload": {"loops": 0}}}]})");
