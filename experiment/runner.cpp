@@ -103,6 +103,33 @@ bool same_file(const std::string& a, const std::string& b) {
 
 constexpr double kLongRunSeconds = 10;  // estimated wall time above which a set of runs warns
 
+// Whether a --case or --policy filter (empty: all) keeps the name.
+bool selected(const std::vector<std::string>& filter, const std::string& name) {
+    return filter.empty() || std::find(filter.begin(), filter.end(), name) != filter.end();
+}
+
+// seesaw's pair_id variant acts only between tasks with the same non-zero pair id: a workload
+// without such a pair runs it as plain, which a comparison would report as "no effect".
+void warn_unpaired_seesaw(const Scenario& sc, const RunOptions& opt) {
+    for (const auto& c : sc.cases) {
+        if (!selected(opt.cases, c.name)) continue;
+        std::map<uint32_t, int> ids;
+        for (const ProgramTask& t : c.workload.tasks)
+            if (t.spec.pair_id != 0) ++ids[t.spec.pair_id];
+        const bool paired = std::any_of(ids.begin(), ids.end(), [](const auto& kv) { return kv.second > 1; });
+        if (paired) continue;
+        for (const auto& p : sc.policies) {
+            if (!selected(opt.policies, p.name)) continue;
+            for (const auto& [key, value] : p.param_texts())
+                if (key == "seesaw.variant" && value == "pair_id")
+                    std::fprintf(stderr,
+                                 "wakesim: warning: case %s, policy %s: seesaw's pair_id variant finds no two tasks with "
+                                 "the same pair id in this workload (a program task sets one with \"pair\"), so it acts as plain\n",
+                                 quote_for_message(c.name).c_str(), quote_for_message(p.name).c_str());
+        }
+    }
+}
+
 struct Job {
     const CaseSpec* c;
     const Policy* p;
@@ -162,12 +189,7 @@ const Policy& scenario_policy(const Scenario& sc, const std::string& want) {
 std::vector<RunRecord> run_scenario(const Scenario& sc, const RunOptions& opt) {
     for (const auto& w : opt.cases) scenario_case(sc, w);
     for (const auto& w : opt.policies) scenario_policy(sc, w);
-    auto selected = [](const std::vector<std::string>& f, const std::string& n) {
-        if (f.empty()) return true;
-        for (const auto& x : f)
-            if (x == n) return true;
-        return false;
-    };
+
     std::vector<Job> jobs;
     for (const auto& c : sc.cases) {
         if (!selected(opt.cases, c.name)) continue;
@@ -215,6 +237,7 @@ std::vector<RunRecord> run_scenario(const Scenario& sc, const RunOptions& opt) {
     const int parallel = std::max(1, std::min<int>(opt.jobs, static_cast<int>(jobs.size())));
     for (const auto& c : sc.cases)
         if (selected(opt.cases, c.name)) check_memory_budget(sc, c, parallel, opt.max_memory);
+    warn_unpaired_seesaw(sc, opt);
     // A warning and a progress line when the runs will take long.
     double seconds = 0;
     {

@@ -1179,3 +1179,26 @@ TEST_CASE("cli: a server that loops forever, left waiting for requests after its
     CHECK(d.at("completed") == false);
     CHECK(d.at("stuck") == true);
 }
+
+TEST_CASE("cli: seesaw's pair_id variant warns where no two tasks share a pair id, and not where they do", "[cli][policies]") {
+    // A program without "pair" keys runs pair_id as plain: a comparison would say "no effect".
+    TempDir tmp;
+    const auto scenario = [&](const std::string& pair) {
+        write_file(tmp.file("s.json"), R"({"machine": "kvm-2vcpu",
+          "policies": ["plain", {"use": "seesaw", "name": "pairs", "params": {"variant": "pair_id"}}],
+          "workload": {"kind": "program", "channels": {"req": {}, "rep": {}}, "tasks": [
+            {"name": "c", "role": "requester")" + pair + R"(, "program": [{"loop": 20, "do": [{"run": "2us"}, {"post": "req"}, {"wait": "rep"}]}]},
+            {"name": "s", "role": "server")" + pair + R"(, "program": [{"loop": 20, "do": [{"wait": "req"}, {"run": "3us"}, {"post": "rep"}]}]}]}})");
+        return run_wakesim("run " + shell_quote(tmp.file("s.json")) + " -q -o /dev/null");
+    };
+    const CmdResult none = scenario("");
+    INFO(none.out);
+    CHECK(none.rc == 0);
+    CHECK(count_lines(none.out) == 1);
+    CHECK(contains(none.out, "wakesim: warning: case \"default\", policy \"pairs\": seesaw's pair_id variant finds no two "
+                             "tasks with the same pair id in this workload"));
+    const CmdResult paired = scenario(R"(, "pair": 3)");
+    INFO(paired.out);
+    CHECK(paired.rc == 0);
+    CHECK_FALSE(contains(paired.out, "warning"));
+}
