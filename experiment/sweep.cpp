@@ -61,7 +61,10 @@ bool pointer_fits(const json& doc, const std::string& ptr, bool& exists) {
     return doc.contains(parent) && doc.at(parent).is_object();
 }
 
-void read_axis_entry(const JsonNode& n, const json& base, Axis& axis) {
+// A repeated value of a plain axis is reported to `errors` and left out, so that the axis's other
+// values are still checked in the same pass. A zip's entries may repeat values (their tuples are
+// checked instead).
+void read_axis_entry(const JsonNode& n, const json& base, Axis& axis, InputErrorCollector& errors, bool in_zip) {
     n.require_object();
     n.check_keys({"pointer", "values"});
     const JsonNode pn = n.at("pointer");
@@ -75,9 +78,14 @@ void read_axis_entry(const JsonNode& n, const json& base, Axis& axis) {
     if (vn.size() == 0) vn.fail("expected at least one value");
     std::vector<json> vals;
     for (size_t i = 0; i < vn.size(); ++i) {
-        for (size_t k = 0; k < i; ++k)
-            if (vals[k] == vn[i].raw())
-                vn[i].fail("expected each value once; " + vn[i].raw().dump() + " is value " + std::to_string(k) + " too");
+        const auto same = in_zip ? vals.end() : std::find(vals.begin(), vals.end(), vn[i].raw());
+        if (same != vals.end()) {
+            errors.attempt([&] {
+                vn[i].fail("expected each value once; " + vn[i].raw().dump() + " is value " +
+                           std::to_string(same - vals.begin()) + " too");
+            });
+            continue;
+        }
         vals.push_back(vn[i].raw());
     }
     axis.pointers.push_back(ptr);
@@ -181,14 +189,23 @@ Sweep load_sweep(const std::string& path) {
                             z.require_array();
                             if (z.size() < 1) z.fail("expected at least one {\"pointer\", \"values\"} entry");
                             for (size_t k = 0; k < z.size(); ++k) {
-                                read_axis_entry(z[k], base, axis);
+                                read_axis_entry(z[k], base, axis, each, true);
                                 if (axis.values.back().size() != axis.values.front().size())
                                     z[k].at("values").fail("expected as many values as the zip's first entry (" +
                                                            std::to_string(axis.values.front().size()) + "), got " +
                                                            std::to_string(axis.values.back().size()));
                             }
+                            // Its points are the tuples: each once.
+                            for (size_t i = 0; i < axis.size(); ++i)
+                                for (size_t j = 0; j < i; ++j) {
+                                    bool same = true;
+                                    for (const auto& v : axis.values) same = same && v[i] == v[j];
+                                    if (same)
+                                        z.fail("expected each combination of the zip's values once; values " + std::to_string(j) +
+                                               " and " + std::to_string(i) + " of every entry are the same");
+                                }
                         } else {
-                            read_axis_entry(a, base, axis);
+                            read_axis_entry(a, base, axis, each, false);
                         }
                         axes.push_back(std::move(axis));
                     });

@@ -223,6 +223,35 @@ TEST_CASE("sweep: a sweep file's mistakes on different axes come in one pass", "
     CHECK(contains(r.out, ": /axes/1/values/1: expected a value that /workload/cpus accepts"));
     CHECK(contains(r.out, ": /axes/3/pointer: expected each pointer on one axis only"));
     CHECK_FALSE(fs::exists(tmp.file("o.jsonl")));
+    // A repeated value and a refused value of one axis show together.
+    write_file(tmp.file("r.json"), R"({"name": "s", "scenario": {"name": "p", "machine": "altra-80",
+      "workload": {"kind": "pipe", "loops": 100}, "policies": ["plain"]},
+      "axes": [{"pointer": "/workload/loops", "values": [50, 0, 50]}]})");
+    const CmdResult rep = run_wakesim("sweep " + shell_quote(tmp.file("r.json")) + " -o " + shell_quote(tmp.file("o.jsonl")));
+    INFO(rep.out);
+    CHECK(count_lines(rep.out) == 2);
+    CHECK(contains(rep.out, ": /axes/0/values/2: expected each value once; 50 is value 0 too"));
+    CHECK(contains(rep.out, ": /axes/0/values/1: expected a value that /workload/loops accepts"));
+}
+
+TEST_CASE("sweep: a zip's entries may repeat a value, its points (the tuples) may not", "[sweep][cli]") {
+    TempDir tmp;
+    const auto sweep = [&](const std::string& cpus) {
+        write_file(tmp.file("z.json"), R"({"name": "z", "scenario": {"name": "p", "machine": "altra-80",
+          "workload": {"kind": "pipe", "loops": 100}, "policies": ["plain"]},
+          "axes": [{"zip": [{"pointer": "/workload/loops", "values": [100, 200, 100]},
+                            {"pointer": "/workload/cpus", "values": )" + cpus + "}]}]}");
+        fs::remove(tmp.file("o.jsonl"));
+        return run_wakesim("sweep " + shell_quote(tmp.file("z.json")) + " -q -o " + shell_quote(tmp.file("o.jsonl")));
+    };
+    const CmdResult ok = sweep(R"(["0", "0", "1"])");  // (100, 0), (200, 0), (100, 1)
+    INFO(ok.out);
+    CHECK(ok.rc == 0);
+    CHECK(count_lines(read_file(tmp.file("o.jsonl"))) == 3);
+    const CmdResult twice = sweep(R"(["0", "1", "0"])");  // (100, 0) twice
+    INFO(twice.out);
+    CHECK(twice.rc == 2);
+    CHECK(contains(twice.out, ": /axes/0/zip: expected each combination of the zip's values once; values 0 and 2 "));
 }
 
 namespace {
