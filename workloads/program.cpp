@@ -116,6 +116,15 @@ struct Step {
     std::vector<Step> body;  // loop
 };
 
+// Calls f on each step of the list, loop bodies included.
+template <class F>
+void for_each_step(const std::vector<Step>& list, const F& f) {
+    for (const Step& s : list) {
+        f(s);
+        if (s.kind == StepKind::loop) for_each_step(s.body, f);
+    }
+}
+
 struct TaskDef {
     std::string name;
     int64_t count = 1;
@@ -455,12 +464,9 @@ ProgramSpec read_program(const WorkloadInput& in) {
             spec.role = role == "requester" ? TaskRole::requester : role == "server" ? TaskRole::server : TaskRole::other;
             spec.per_cpu_kthread = p.boolean("kthread");
             spec.wakee_flips = static_cast<uint32_t>(p.integer("parent_wakee_flips"));
-            const auto has_fuse = [](const auto& self, const std::vector<Step>& list) -> bool {
-                for (const Step& st : list)
-                    if (st.kind == StepKind::fuse || (st.kind == StepKind::loop && self(self, st.body))) return true;
-                return false;
-            };
-            spec.pair_id = p.given("pair") ? static_cast<uint32_t>(p.integer("pair")) : has_fuse(has_fuse, s.tasks[i].steps) ? 1 : 0;
+            bool has_fuse = false;
+            for_each_step(s.tasks[i].steps, [&](const Step& st) { has_fuse |= st.kind == StepKind::fuse; });
+            spec.pair_id = p.given("pair") ? static_cast<uint32_t>(p.integer("pair")) : has_fuse ? 1 : 0;
             if (spec.per_cpu_kthread && spec.allowed.count() != 1)
                 t.at("kthread").fail("expected a kthread to be pinned to exactly one CPU (\"cpus\": \"N\")");
         });
@@ -474,13 +480,9 @@ ProgramSpec read_program(const WorkloadInput& in) {
         std::vector<std::string> who(s.barriers.size());
         for (const TaskDef& d : s.tasks) {
             std::vector<bool> names(s.barriers.size(), false);
-            const auto mark = [&](const auto& self, const std::vector<Step>& list) -> void {
-                for (const Step& st : list) {
-                    if (st.kind == StepKind::barrier) names[static_cast<size_t>(st.target)] = true;
-                    if (st.kind == StepKind::loop) self(self, st.body);
-                }
-            };
-            mark(mark, d.steps);
+            for_each_step(d.steps, [&](const Step& st) {
+                if (st.kind == StepKind::barrier) names[static_cast<size_t>(st.target)] = true;
+            });
             for (size_t b = 0; b < names.size(); ++b) {
                 if (!names[b]) continue;
                 reach[b] += d.count;
