@@ -24,7 +24,7 @@ double elapsed_decay(Time dt) { return dt <= 0 ? 1.0 : std::exp2(-static_cast<do
 void Scheduler::build_perf_domains() {
     pds_.clear();
     eas_ = false;
-    eas_util_.assign(static_cast<size_t>(topo_.nr_cpus()), 0.0);
+    eas_cpu_.assign(static_cast<size_t>(topo_.nr_cpus()), EasCpu{});
     if (prof_.energy_model.empty() || !energy_model_mismatch(prof_, topo_).empty()) return;
     for (const auto& spec : prof_.energy_model) {
         EmPerfDomain pd;
@@ -65,29 +65,23 @@ bool Scheduler::cpu_overutilized(int cpu) const {
     return util_fits_cpu(cpu_util(cpu), r.min, r.max, cpu) == 0;
 }
 
-// The CPUs' utilisation (uncapped) once per EAS wakeup: overutilized and feec read it many times.
-// Returns the first overutilized CPU, -1: none.
+// The CPUs' signals once per EAS wakeup (feec reads them many times): util_avg and runnable_avg
+// brought to now, the runqueue's util_est. Returns rd->overutilized's first CPU, -1: none.
 int Scheduler::eas_snapshot() {
-    int over = -1;
     for (int c = 0; c < topo_.nr_cpus(); ++c) {
         const Rq& rq = rq_of(c);
         const double d = elapsed_decay(engine_.now() - rq.pelt.last_update);
-        const double u = rq.pelt.util_avg * d + (rq.curr ? 1024.0 * hw_.invariant_speed(c) * (1.0 - d) : 0.0);
-        eas_util_[static_cast<size_t>(c)] = u;
-        if (over < 0 && !(std::min<double>(u, capacity_of(c)) * 1280.0 < capacity_of(c) * 1024.0)) over = c;
+        const double full = 1024.0 * hw_.invariant_speed(c) * (1.0 - d);
+        EasCpu& e = eas_cpu_[static_cast<size_t>(c)];
+        e.util = rq.pelt.util_avg * d + (rq.curr ? full : 0.0);
+        e.runnable = rq.pelt.runnable_avg * d + full * static_cast<double>(rq.nr_running - rq.nr_delayed);
+        e.util_est = rq.util_est;
     }
-    if (over < 0 || !uclamp_used_) return over;
-    // With clamps, a CPU whose utilisation does not fit may still fit its runqueue's uclamp_max
-    // (util_fits_cpu() is 0 only where fits_capacity() fails).
-    for (int c = over; c < topo_.nr_cpus(); ++c) {
-        const RqClamp r = uclamp_rq(c);
-        const double cu = std::min<double>(eas_util_[static_cast<size_t>(c)], capacity_of(c));
-        if (util_fits_cpu(cu, r.min, r.max, c) == 0) return c;
-    }
-    return -1;
+    return rd_overutilized_cpu();
 }
 
-// rd->overutilized, evaluated over every CPU when a wakeup reads it. The kernel sets the flag on
+// rd->overutilized, evaluated over every CPU when a wakeup or a load balance reads it: set where a
+// CPU's cpu_util_cfs() (util_est included) does not fit its capacity. The kernel sets the flag on
 // enqueue and tick (check_update_overutilized_status()) and clears it in the root-level load
 // balance (update_sd_lb_stats()); wakesim reads the CPUs' state directly: no lag either way.
 int Scheduler::rd_overutilized_cpu() const {
@@ -96,12 +90,18 @@ int Scheduler::rd_overutilized_cpu() const {
     return -1;
 }
 
-// cpu_util(cpu, p, dst_cpu, boost): the CPU's utilisation with p taken off its previous CPU and
-// put on dst_cpu (-1: nowhere), capped at the CPU's capacity; from eas_snapshot().
-double Scheduler::eas_cpu_util(int cpu, const Task& p, int dst_cpu, double p_util_avg, double p_util) const {
-    double u = eas_util_[static_cast<size_t>(cpu)];
-    if (p.cpu == cpu && dst_cpu != cpu) u = std::max(0.0, u - p_util_avg);
-    if (dst_cpu == cpu) u = (p.cpu == cpu ? std::max(0.0, u - p_util_avg) : u) + p_util;
+// cpu_util(cpu, p, dst_cpu, boost), v6.19: util_avg (with boost, raised to runnable_avg) less p's
+// where p leaves the CPU, plus p's where it comes, then raised, with UTIL_EST, to the runqueue's
+// util_est plus p's own estimate on dst_cpu; capped at the CPU's capacity. From eas_snapshot().
+double Scheduler::eas_cpu_util(int cpu, const Task& p, int dst_cpu, double p_util_avg, bool boost) const {
+    const EasCpu& e = eas_cpu_[static_cast<size_t>(cpu)];
+    double u = boost ? std::max(e.util, e.runnable) : e.util;
+    if (p.cpu == cpu && dst_cpu != cpu)
+        u = std::max(0.0, u - p_util_avg);
+    else if (p.cpu != cpu && dst_cpu == cpu)
+        u += p_util_avg;
+    // The waking p is neither queued nor current: its estimate is in no runqueue's util_est.
+    if (cfg_.features.on(Feat::UTIL_EST)) u = std::max(u, e.util_est + (dst_cpu == cpu ? p.pelt.util_est : 0.0));
     return std::min<double>(u, capacity_of(cpu));
 }
 
@@ -115,12 +115,12 @@ double Scheduler::compute_energy(const EmPerfDomain& pd, const Task& p, int dst_
     double max_util = 0;
     if (!uclamp_used_) {
         for (int c = pd.cpus.first(); c >= 0; c = pd.cpus.next(c + 1)) {
-            const double u = eas_cpu_util(c, p, dst_cpu, p_util_avg, p_util);
+            const double u = eas_cpu_util(c, p, dst_cpu, p_util_avg, true);
             max_util = std::max(max_util, std::min(u * 1.25, static_cast<double>(capacity_of(c))));
         }
     } else {
         for (int c = pd.cpus.first(); c >= 0; c = pd.cpus.next(c + 1)) {
-            const double u = eas_cpu_util(c, p, dst_cpu, p_util_avg, p_util);
+            const double u = eas_cpu_util(c, p, dst_cpu, p_util_avg, true);
             const double cap = capacity_of(c);
             const RqClamp r = uclamp_rq(c);
             double lo = r.min, hi = std::min(cap, static_cast<double>(r.max));
@@ -172,9 +172,12 @@ int Scheduler::find_energy_efficient_cpu(const Task& p, int prev, int this_cpu, 
     for (const EmPerfDomain& pd : pds_) {
         double prev_spare = -1, max_spare = -1;
         int max_spare_cpu = -1, max_fits = -1;
+        // One pair of clamps per domain, as v6.19 declares them: a busy runqueue's clamps stay for
+        // the CPUs after it in the domain.
+        int umin = p_umin, umax = p_umax;
         for (int c = pd.cpus.first(); c >= 0; c = pd.cpus.next(c + 1)) {
             if (!span.test(c) || !p.allowed.test(c)) continue;
-            const double util = eas_cpu_util(c, p, c, p_util_avg, p_util);
+            const double util = eas_cpu_util(c, p, c, p_util_avg);
             const int cap = capacity_of(c);
             // util_fits_cpu() on the unclamped util with the clamps max-aggregated over p and a
             // busy runqueue (uclamp_rq_util_with() without its clamp()): 1, -1 (only p's
@@ -183,7 +186,6 @@ int Scheduler::find_energy_efficient_cpu(const Task& p, int prev, int this_cpu, 
             if (!uclamp_used_) {
                 if (!(util * 1280.0 < cap * 1024.0)) continue;
             } else {
-                int umin = p_umin, umax = p_umax;
                 const RqClamp r = uclamp_rq(c);
                 if (!r.idle) {
                     umin = std::max(r.min, p_umin);
@@ -205,7 +207,7 @@ int Scheduler::find_energy_efficient_cpu(const Task& p, int prev, int this_cpu, 
         if (max_spare_cpu < 0 && prev_spare < 0) continue;
         // eenv_pd_busy_time(): the domain's utilisation without p, at most its capacity.
         double pd_busy = 0;
-        for (int c = pd.cpus.first(); c >= 0; c = pd.cpus.next(c + 1)) pd_busy += eas_cpu_util(c, p, -1, p_util_avg, p_util);
+        for (int c = pd.cpus.first(); c >= 0; c = pd.cpus.next(c + 1)) pd_busy += eas_cpu_util(c, p, -1, p_util_avg);
         pd_busy = std::min(pd_busy, static_cast<double>(pd.capacity) * pd.nr_cpus);
         const double base = compute_energy(pd, p, -1, p_util_avg, p_util, pd_busy);
         if (prev_spare > -1) {

@@ -211,8 +211,7 @@ int Scheduler::sched_balance_find_src_group(LbEnv& env) {
             const int first_sibling = topo_.smt_list(c).front();  // the lowest: the list is in order
             if (first_sibling == c || !g.test(first_sibling)) ++s.cores;
             // update_misfit_status(): the running task does not fit its CPU.
-            if (!local_group && asym && r.curr && !r.switching && r.curr->nr_cpus_allowed > 1 &&
-                !task_fits_cpu(*r.curr, c))
+            if (!local_group && asym && r.curr && !r.switching && task_misfit(*r.curr, c))
                 s.misfit_task_load = std::max(s.misfit_task_load, std::max(task_load(*r.curr), 1.0));
         }
         s.group_weight = g == span ? n : span.count();
@@ -275,6 +274,9 @@ int Scheduler::sched_balance_find_src_group(LbEnv& env) {
     }
     env.imbalance = 0;
     if (busiest_g < 0) return -1;
+    // With an energy model and no CPU overutilized, EAS places tasks and the balancer leaves them
+    // alone: only misfit tasks move.
+    if (busiest.type != GroupType::misfit_task && eas_ && rd_overutilized_cpu() < 0) return -1;
     const bool prefer_sibling = env.level > 0 && (child_flags & SD_PREFER_SIBLING);
     double sds_avg_load = 0;
     bool force = busiest.type == GroupType::misfit_task || busiest.type == GroupType::imbalanced ||
@@ -592,8 +594,9 @@ void Scheduler::sched_balance_domains(int cpu, bool idle) {
     rq.next_balance = next;
 }
 
-// nohz_balancer_kick(): a busy CPU's tick kicks the first idle CPU (an IPI) when it has waiting
-// tasks, runs a misfit task, or shares its LLC with another busy CPU; one kick at a time.
+// nohz_balancer_kick(): a busy CPU's tick kicks the first idle CPU (an IPI) when it has two tasks
+// queued (delayed sleepers too), runs a misfit task (asymmetric capacities: nothing else kicks), or
+// shares its LLC with another busy CPU; one kick at a time.
 void Scheduler::nohz_balancer_kick(int busy_cpu) {
     if (nohz_ilb_ >= 0) return;
     const CpuSet idle = idle_mask_ & topo_.all();
@@ -614,11 +617,11 @@ void Scheduler::nohz_balancer_kick(int busy_cpu) {
         return;
     }
     const Rq& brq = rq_of(busy_cpu);
-    bool kick = brq.nr_running - brq.nr_delayed >= 2;
-    if (!kick && sd_.of(busy_cpu).sd_asym_cpucapacity >= 0 && brq.curr && brq.curr->nr_cpus_allowed > 1 &&
-        !task_fits_cpu(*brq.curr, busy_cpu))
-        kick = true;
-    if (!kick && sd_.of(busy_cpu).sd_llc >= 0) {
+    bool kick = brq.nr_running >= 2;  // rq->nr_running: delayed sleepers count
+    // An asymmetric-capacity machine kicks only for a misfit task: no LLC logic.
+    if (!kick && sd_.of(busy_cpu).sd_asym_cpucapacity >= 0)
+        kick = brq.curr && task_misfit(*brq.curr, busy_cpu);
+    else if (!kick && sd_.of(busy_cpu).sd_llc >= 0) {
         const CpuSet& llc = sd_.of(busy_cpu).levels[static_cast<size_t>(sd_.of(busy_cpu).sd_llc)].span;
         kick = (llc - idle_mask_).count() > 1;  // sds->nr_busy_cpus > 1
     }

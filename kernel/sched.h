@@ -158,6 +158,11 @@ public:
     double task_load(const Task& t) const;
     int capacity_of(int cpu) const { return topo_.cpu(cpu).capacity; }
     bool task_fits_cpu(const Task& t, int cpu) const;
+    // update_misfit_status(): t, running on an asymmetric-capacity machine, could go to a bigger
+    // CPU its affinity allows and does not fit this one.
+    bool task_misfit(const Task& t, int cpu) const {
+        return t.nr_cpus_allowed > 1 && capacity_of(cpu) != t.max_allowed_capacity && !task_fits_cpu(t, cpu);
+    }
     // util_fits_cpu(): 1 fits, 0 does not, -1 fits but uclamp_min asks more than the CPU has.
     int util_fits_cpu(double util, int uclamp_min, int uclamp_max, int cpu) const;
     // uclamp_is_used(): some task has a clamp (the static key sched_uclamp_used).
@@ -275,7 +280,7 @@ private:
         int nr_delayed = 0;
         int nr_sched_idle = 0;  // cfs.h_nr_idle: queued SCHED_IDLE tasks, delayed ones included
         bool ttwu_pending = false;
-        bool overloaded = false;  // two or more runnable tasks (feeds rd->overloaded)
+        bool overloaded = false;  // two or more tasks queued, delayed ones too (feeds rd->overloaded)
         std::vector<Task*> wake_list;
         bool need_resched = false;
         Time idle_stamp = 0;  // 0: not idle
@@ -342,10 +347,10 @@ private:
     bool try_to_wake_up(Task& p, uint32_t flags, Task* waker, int this_cpu);
     void go_idle(int cpu);
     // sched.h add_nr_running()/sub_nr_running(): rd->overloaded follows runqueues with two or
-    // more runnable tasks.
+    // more tasks queued (rq->nr_running: delayed sleepers count).
     void update_overload(int cpu) {
         Rq& rq = rq_of(cpu);
-        const bool over = rq.nr_running - rq.nr_delayed >= 2;
+        const bool over = rq.nr_running >= 2;
         if (over != rq.overloaded) {
             rq.overloaded = over;
             nr_overloaded_ += over ? 1 : -1;
@@ -451,9 +456,15 @@ private:
 
     // topology.c build_perf_domains() and fair.c's EAS helpers (kernel/energy.cpp)
     void build_perf_domains();
-    double eas_cpu_util(int cpu, const Task& p, int dst_cpu, double p_util_avg, double p_util) const;
+    double eas_cpu_util(int cpu, const Task& p, int dst_cpu, double p_util_avg, bool boost = false) const;
     double compute_energy(const EmPerfDomain& pd, const Task& p, int dst_cpu, double p_util_avg, double p_util,
                           double pd_busy) const;
+    // eas_snapshot()'s signals by CPU.
+    struct EasCpu {
+        double util = 0;      // cfs_rq->avg.util_avg, brought to now
+        double runnable = 0;  // cfs_rq->avg.runnable_avg, brought to now
+        double util_est = 0;  // cfs_rq->avg.util_est
+    };
 
     // pelt.c (the task's update inline, in kernel/pelt.h)
     void pelt_update_task(Task& t, bool running, bool runnable);
@@ -555,7 +566,7 @@ private:
     int64_t slice_ns_ = 0;
     Time tick_ns_ = 4 * kNsPerMs;
     uint64_t select_calls_ = 0;
-    int nr_overloaded_ = 0;  // runqueues with >= 2 runnable tasks: rd->overloaded when > 0
+    int nr_overloaded_ = 0;  // runqueues with >= 2 tasks queued: rd->overloaded when > 0
     uint64_t cfs_seq_ = 0;           // the clock of Task::cfs_seq (cfs_tasks order)
     Time nohz_next_balance_ = 0;     // nohz.next_balance
     int nohz_ilb_ = -1;              // the CPU a NOHZ balance kick is on its way to (-1: none)
@@ -567,7 +578,7 @@ private:
     std::vector<EmPerfDomain> pds_;  // rd->pd
     bool eas_ = false;               // sched_energy_enabled()
     bool uclamp_used_ = false;       // uclamp_is_used()
-    std::vector<double> eas_util_;   // eas_snapshot(): each CPU's util_avg now
+    std::vector<EasCpu> eas_cpu_;    // eas_snapshot(): each CPU's signals now
 };
 
 }  // namespace wakesim

@@ -111,6 +111,7 @@ struct Task : SchedEntity {
     // Placement state.
     CpuSet allowed;
     int nr_cpus_allowed = 0;
+    int max_allowed_capacity = 0;  // the largest capacity among the allowed CPUs (set_task_max_allowed_capacity())
     int cpu = -1;       // task_cpu
     int wake_cpu = -1;  // p->wake_cpu
     int recent_used_cpu = -1;

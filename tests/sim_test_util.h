@@ -44,6 +44,7 @@ struct Outcome {
     bool completed = false;
     std::vector<WakeEvent> events;  // decision events of the explained select_task_rq call
     WakeFollowUp follow;            // what became of that wakeup: queued, enqueued, run
+    Time at = 0;                    // when the explained call was made
 
     uint64_t n(Metric k) const { return static_cast<uint64_t>(m.integer(k)); }
     double util(int cpu) const { return m.per_cpu(Metric::cpu_util, cpu); }
@@ -146,7 +147,7 @@ inline Outcome simulate(const json& d, const std::string& policy = "", uint64_t 
         spec.explain_wakeup = explain_nth;
     }
     const RunResult r = run_simulation(spec);
-    return Outcome{r.metrics, r.completed, ex.events(), ex.follow_up()};
+    return Outcome{r.metrics, r.completed, ex.events(), ex.follow_up(), ex.at()};
 }
 
 // The k-th select_task_rq call (1-based) after call `after` whose wakee is `comm`, under the

@@ -172,3 +172,79 @@ TEST_CASE("EAS: bl-4-3-1's energy model is built as the kernel builds it from a 
     CHECK(energy_model_mismatch(m.profile, m.topo).empty());
     CHECK(!m.profile.source_of("energy_model").empty());
 }
+
+namespace {
+// sm8250: A, pinned to mid CPU 4, runs 30 ms every 100 ms; B (mid CPUs 5-6 or the prime, 7) runs
+// 200 us every 10 ms, each time 3 ms into one of A's runs when the period lines up.
+json mid_busy_small_wakee(const std::string& duration = "350ms") {
+    return doc(R"({"machine": "sm8250",
+      "workload": {"kind": "program", "timers": {"ta": {"mode": "absolute"}, "tb": {"mode": "absolute"}},
+        "tasks": [{"name": "A", "cpus": "4", "program": [{"loop": 0, "do": [{"run": "30ms"}, {"timer": "ta", "period": "100ms"}]}]},
+                  {"name": "B", "cpus": "5-7", "delay": "3ms",
+                   "program": [{"loop": 0, "do": [{"run": "200us"}, {"timer": "tb", "period": "10ms"}]}]}]},
+      "policies": ["plain"], "run": {"duration": ")" + duration + R"("}})");
+}
+
+// The first select_task_rq call for `comm` made at or after `t`.
+Outcome first_wakeup_after(const json& d, const std::string& comm, Time t) {
+    for (uint64_t w = 1; w <= 1000; ++w) {
+        Outcome r = simulate(d, "", w);
+        if (!r.explained()) break;
+        if (r.wakee() == comm && r.at >= t) return r;
+    }
+    return Outcome{};
+}
+}  // namespace
+
+TEST_CASE("EAS: feec prices a domain at the OPP its runqueues' util_est asks for: a small wakee leaves a mid CPU for the prime while a task that slept long runs on the mid cluster",
+          "[eas]") {
+    // 3 ms into A's third and fourth runs A's util_avg has decayed over its 70 ms sleep, but its
+    // util_est has not: cpu_util(cpu, p, dst, 1) of CPU 4 (its runqueue's util_est) sets the mid
+    // domain's OPP in eenv_pd_max_util(), so B on a mid CPU costs more than on the prime. Read from
+    // util_avg alone (wakesim before 2026-12-05) the mid CPU looked cheaper and B stayed there.
+    const json d = mid_busy_small_wakee();
+    for (const Time t : {203 * kNsPerMs, 303 * kNsPerMs}) {
+        const Outcome r = first_wakeup_after(d, "B", t);
+        REQUIRE(r.wakee() == "B");
+        REQUIRE(r.at < t + 5 * kNsPerMs);
+        const FeecEv* f = r.first<FeecEv>();
+        REQUIRE(f);
+        CHECK(r.outcome() == SelectOutcome::eas);
+        CHECK(r.result_cpu() == 7);
+        if (r.prev() != 7) {
+            CHECK(f->result == FeecResult::best);
+            CHECK(f->best_delta < f->prev_delta);
+        }
+    }
+}
+
+TEST_CASE("EAS: while no CPU is overutilized the load balancer leaves EAS's placement alone and a hog on the biggest CPU it may use is no misfit",
+          "[eas][balance]") {
+    // Eight small periodic tasks: EAS places every wakeup and nothing is overutilized, so
+    // sched_balance_find_src_group() finds every domain balanced (v6.19: !is_rd_overutilized() with
+    // a perf domain) and no balance moves a task, though the balancer runs.
+    const json small = doc(R"({"machine": "sm8250",
+      "workload": {"kind": "program", "timers": {"t": {"mode": "absolute"}},
+        "tasks": [{"name": "p", "count": 8, "program": [{"loop": 0, "do": [{"run": "600us"}, {"timer": "t", "period": "16ms"}]}]}]},
+      "policies": ["plain"], "run": {"duration": "1s"}})");
+    const Outcome s = simulate(small);
+    CHECK(s.n(Metric::balance_runs) > 0);
+    CHECK(s.n(Metric::migrations_balance) == 0);
+    CHECK(s.n(Metric::migrations_newidle) == 0);
+    CHECK(s.n(Metric::migrations_active) == 0);
+    CHECK(s.n(Metric::select_eas) > 0);
+    // A hog allowed on CPUs 4-7 runs on the prime (CPU 7), the biggest it may use: no misfit
+    // (update_misfit_status(): capacity == p->max_allowed_capacity), so its tick kicks no nohz
+    // balance (an asymmetric machine kicks only for a misfit task) and only CPU 7's own periodic
+    // balance runs.
+    const auto hog_on = [](const std::string& cpus, int parent) {
+        return doc(R"({"machine": "sm8250",
+          "workload": {"kind": "program", "parent_cpu": )" + std::to_string(parent) + R"(,
+            "tasks": [{"name": "hog", "cpus": ")" + cpus + R"(", "program": [{"loop": 0, "do": [{"run": "10ms"}]}]}]},
+          "policies": ["plain"], "run": {"warmup": "200ms", "duration": "1s"}})");
+    };
+    const Outcome top = simulate(hog_on("4-7", 4));
+    CHECK(top.util(7) > 0.99);
+    CHECK(top.n(Metric::balance_runs) < 10);
+    CHECK(top.n(Metric::migrations) == 0);
+}
