@@ -176,13 +176,13 @@ TEST_CASE("EAS: bl-4-3-1's energy model is built as the kernel builds it from a 
 namespace {
 // sm8250: A, pinned to mid CPU 4, runs 30 ms every 100 ms; B (mid CPUs 5-6 or the prime, 7) runs
 // 200 us every 10 ms, each time 3 ms into one of A's runs when the period lines up.
-json mid_busy_small_wakee(const std::string& duration = "350ms") {
+json mid_busy_small_wakee() {
     return doc(R"({"machine": "sm8250",
       "workload": {"kind": "program", "timers": {"ta": {"mode": "absolute"}, "tb": {"mode": "absolute"}},
         "tasks": [{"name": "A", "cpus": "4", "program": [{"loop": 0, "do": [{"run": "30ms"}, {"timer": "ta", "period": "100ms"}]}]},
                   {"name": "B", "cpus": "5-7", "delay": "3ms",
                    "program": [{"loop": 0, "do": [{"run": "200us"}, {"timer": "tb", "period": "10ms"}]}]}]},
-      "policies": ["plain"], "run": {"duration": ")" + duration + R"("}})");
+      "policies": ["plain"], "run": {"duration": "350ms"}})");
 }
 
 // The first select_task_rq call for `comm` made at or after `t`.
@@ -237,13 +237,10 @@ TEST_CASE("EAS: while no CPU is overutilized the load balancer leaves EAS's plac
     // (update_misfit_status(): capacity == p->max_allowed_capacity), so its tick kicks no nohz
     // balance (an asymmetric machine kicks only for a misfit task) and only CPU 7's own periodic
     // balance runs.
-    const auto hog_on = [](const std::string& cpus, int parent) {
-        return doc(R"({"machine": "sm8250",
-          "workload": {"kind": "program", "parent_cpu": )" + std::to_string(parent) + R"(,
-            "tasks": [{"name": "hog", "cpus": ")" + cpus + R"(", "program": [{"loop": 0, "do": [{"run": "10ms"}]}]}]},
-          "policies": ["plain"], "run": {"warmup": "200ms", "duration": "1s"}})");
-    };
-    const Outcome top = simulate(hog_on("4-7", 4));
+    const Outcome top = simulate(doc(R"({"machine": "sm8250",
+      "workload": {"kind": "program", "parent_cpu": 4,
+        "tasks": [{"name": "hog", "cpus": "4-7", "program": [{"loop": 0, "do": [{"run": "10ms"}]}]}]},
+      "policies": ["plain"], "run": {"warmup": "200ms", "duration": "1s"}})"));
     CHECK(top.util(7) > 0.99);
     CHECK(top.n(Metric::balance_runs) < 10);
     CHECK(top.n(Metric::migrations) == 0);
