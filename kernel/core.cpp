@@ -283,8 +283,11 @@ int Scheduler::add_task(const TaskSpec& spec) {
     t.allowed = spec.allowed.empty() ? topo_.all() : (spec.allowed & topo_.all());
     if (t.allowed.empty()) throw std::invalid_argument("task " + t.comm + " has no allowed CPU on this machine");
     t.nr_cpus_allowed = t.allowed.count();
-    for (int c = t.allowed.first(); c >= 0; c = t.allowed.next(c + 1))
-        t.max_allowed_capacity = std::max(t.max_allowed_capacity, capacity_of(c));
+    // set_task_max_allowed_capacity(): only asymmetric machines have capacities to tell apart.
+    t.max_allowed_capacity = capacity_of(t.allowed.first());
+    if (sd_.asym_active())
+        for (int c = t.allowed.first(); c >= 0; c = t.allowed.next(c + 1))
+            t.max_allowed_capacity = std::max(t.max_allowed_capacity, capacity_of(c));
     t.nice = std::clamp(spec.nice, -20, 19);
     t.policy = spec.policy;
     t.role = spec.role;
