@@ -381,7 +381,9 @@ void Scheduler::wake_up_new_task(int task, int parent) {
         resched_curr(c);
 }
 
-// sched_tick(): runtime and PELT of the busy CPU, periodic balance, the nohz balancer kick.
+// sched_tick(): runtime and PELT of the busy CPU, the nohz balancer kick, then the periodic
+// balance (sched_balance_trigger() kicks in the tick and raises SCHED_SOFTIRQ, which balances
+// on the way out of the interrupt).
 void Scheduler::sched_tick(int cpu) {
     Rq& rq = rq_of(cpu);
     update_curr(cpu);
@@ -391,8 +393,8 @@ void Scheduler::sched_tick(int cpu) {
     // entity_tick() of the running task's group entity: update_cfs_group().
     if (rq.curr && rq.curr->group >= 0 && rq.curr->on_rq) update_cfs_group(cpu, cfs_of(*rq.curr, cpu));
     cpufreq_update_util(cpu);
-    if (now() >= rq.next_balance) sched_balance_domains(cpu, false);
     nohz_balancer_kick(cpu);
+    if (now() >= rq.next_balance) sched_balance_domains(cpu, false);
 }
 
 // fair.c pick_task_fair(): pick_eevdf() on the root, then on the picked group's runqueue; a delayed

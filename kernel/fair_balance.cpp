@@ -594,49 +594,54 @@ void Scheduler::sched_balance_domains(int cpu, bool idle) {
     rq.next_balance = next;
 }
 
-// nohz_balancer_kick(): a busy CPU's tick kicks the first idle CPU (an IPI) when it has two tasks
-// queued (delayed sleepers too), runs a misfit task (asymmetric capacities: nothing else kicks), or
-// shares its LLC with another busy CPU; one kick at a time.
+// nohz_balancer_kick(): a busy CPU's tick kicks the first idle CPU (an IPI) to balance on behalf
+// of all idle CPUs when it has two tasks queued (delayed sleepers too), runs a misfit task
+// (asymmetric capacities: nothing else kicks), or shares its LLC with another busy CPU; or to
+// update their blocked load every 32 ms. The model takes every idle CPU as one whose tick is
+// stopped (nohz.idle_cpus_mask, sds->nr_busy_cpus), without the kernel's lag to the next busy tick.
 void Scheduler::nohz_balancer_kick(int busy_cpu) {
-    if (nohz_ilb_ >= 0) return;
     const CpuSet idle = idle_mask_ & topo_.all();
-    if (idle.empty()) return;
-    // NOHZ_STATS_KICK: while idle CPUs may hold blocked load (signals not yet decayed to zero, or
-    // removed contributions), their averages are updated every LOAD_AVG_PERIOD (32 ms), balancing
-    // due or not.
-    const bool stats = nohz_has_blocked_ && engine_.now() > nohz_next_blocked_;
-    const auto kick_ilb = [&](bool balance) {
-        nohz_ilb_ = idle.first();  // find_new_ilb()
-        nohz_kick_balance_ = balance;
-        const IpiSent sent = arch_->kick_idle_cpu(nohz_ilb_, busy_cpu, IdleKick::nohz_balance, nullptr);
-        // nohz_csd_func() before 6.13: the polled kick's need_resched raises no SCHED_SOFTIRQ.
-        nohz_kick_lost_ = sent == IpiSent::poll && !prof_.polled_ilb_balances;
-    };
-    if (engine_.now() < nohz_next_balance_) {
-        if (stats) kick_ilb(false);
+    if (idle.empty()) return;  // nohz.nr_cpus
+    const Time now = engine_.now();
+    uint8_t flags = nohz_has_blocked_ && now > nohz_next_blocked_ ? NOHZ_STATS_KICK : 0;
+    if (now >= nohz_next_balance_) {
+        const Rq& brq = rq_of(busy_cpu);
+        const auto& dom = sd_.of(busy_cpu);
+        bool kick = brq.nr_running >= 2;  // rq->nr_running: delayed sleepers count
+        // An asymmetric-capacity machine kicks only for a misfit task: no LLC logic.
+        if (!kick && dom.sd_asym_cpucapacity >= 0)
+            kick = brq.curr && task_misfit(*brq.curr, busy_cpu);
+        else if (!kick && dom.sd_llc >= 0)
+            kick = (dom.levels[static_cast<size_t>(dom.sd_llc)].span - idle_mask_).count() > 1;  // sds->nr_busy_cpus > 1
+        if (kick) flags = NOHZ_STATS_KICK | NOHZ_BALANCE_KICK;
+    }
+    if (!flags) return;
+    // kick_ilb(): a balance kick holds off the next one for a jiffy; a kick already on its way
+    // takes the new flags, and no second IPI is sent.
+    if (flags & NOHZ_BALANCE_KICK) nohz_next_balance_ = (now / tick_ns_ + 1) * tick_ns_;
+    if (nohz_ilb_ >= 0) {
+        nohz_kick_flags_ |= flags;
         return;
     }
-    const Rq& brq = rq_of(busy_cpu);
-    bool kick = brq.nr_running >= 2;  // rq->nr_running: delayed sleepers count
-    // An asymmetric-capacity machine kicks only for a misfit task: no LLC logic.
-    if (!kick && sd_.of(busy_cpu).sd_asym_cpucapacity >= 0)
-        kick = brq.curr && task_misfit(*brq.curr, busy_cpu);
-    else if (!kick && sd_.of(busy_cpu).sd_llc >= 0) {
-        const CpuSet& llc = sd_.of(busy_cpu).levels[static_cast<size_t>(sd_.of(busy_cpu).sd_llc)].span;
-        kick = (llc - idle_mask_).count() > 1;  // sds->nr_busy_cpus > 1
-    }
-    if (kick || stats) kick_ilb(kick);
+    nohz_ilb_ = idle.first();  // find_new_ilb()
+    nohz_kick_flags_ = flags;
+    const IpiSent sent = arch_->kick_idle_cpu(nohz_ilb_, busy_cpu, IdleKick::nohz_balance, nullptr);
+    // nohz_csd_func() before 6.13: the polled kick's need_resched raises no SCHED_SOFTIRQ.
+    nohz_kick_lost_ = sent == IpiSent::poll && !prof_.polled_ilb_balances;
 }
 
-// _nohz_idle_balance(): the kicked CPU, still idle when the IPI lands, runs the periodic balance
-// of every idle CPU that is due, on its behalf, itself last; a CPU that received tasks is woken.
+// _nohz_idle_balance(): the kicked CPU, still idle when the IPI lands, goes through the idle CPUs,
+// itself last: updates their blocked load (NOHZ_STATS_KICK), runs the periodic balance of each
+// that is due (NOHZ_BALANCE_KICK), and collates nohz.next_balance (either kick); a CPU that
+// received tasks is woken.
 void Scheduler::nohz_idle_balance(int ilb) {
     nohz_ilb_ = -1;
+    const uint8_t flags = nohz_kick_flags_;
+    nohz_kick_flags_ = 0;
     if (!available_idle_cpu(ilb) || nohz_kick_lost_) return;
-    const bool balance_kick = nohz_kick_balance_;
+    const bool balance_kick = flags & NOHZ_BALANCE_KICK;
     const CpuSet idle = idle_mask_ & topo_.all();
     Time next = engine_.now() + 60 * kNsPerSec;
-    nohz_next_blocked_ = engine_.now() + 32 * kNsPerMs;  // nohz.next_blocked: LOAD_AVG_PERIOD
     nohz_has_blocked_ = false;  // set again below for any CPU whose signals are not yet zero
     auto balance = [&](int c) {
         Rq& rq = rq_of(c);
@@ -649,9 +654,8 @@ void Scheduler::nohz_idle_balance(int ilb) {
             nohz_has_blocked_ = true;
         for (const TaskGroupState& tg : groups_)
             if (tg.cpu[static_cast<size_t>(c)].avg.load_sum) nohz_has_blocked_ = true;
-        if (!balance_kick) return;
         next = std::min(next, rq.next_balance);
-        if (c != ilb && !rq.curr && rq.nr_running > 0) {
+        if (balance_kick && c != ilb && !rq.curr && rq.nr_running > 0) {
             rq.idle_stamp = 0;
             arch_->kick_idle_cpu(c, ilb, IdleKick::nohz_balance, nullptr);
         }
@@ -660,8 +664,8 @@ void Scheduler::nohz_idle_balance(int ilb) {
          c = idle.next_wrap(c + 1 >= topo_.nr_cpus() ? 0 : c + 1))
         balance(c);
     balance(ilb);
-    if (!balance_kick) return;
-    if (!rq_of(ilb).curr && rq_of(ilb).nr_running > 0) rq_of(ilb).idle_stamp = 0;
+    nohz_next_blocked_ = engine_.now() + 32 * kNsPerMs;  // nohz.next_blocked: LOAD_AVG_PERIOD
+    if (balance_kick && !rq_of(ilb).curr && rq_of(ilb).nr_running > 0) rq_of(ilb).idle_stamp = 0;
     nohz_next_balance_ = next;
 }
 

@@ -570,7 +570,9 @@ private:
     uint64_t cfs_seq_ = 0;           // the clock of Task::cfs_seq (cfs_tasks order)
     Time nohz_next_balance_ = 0;     // nohz.next_balance
     int nohz_ilb_ = -1;              // the CPU a NOHZ balance kick is on its way to (-1: none)
-    bool nohz_kick_balance_ = true;  // that kick balances (NOHZ_BALANCE_KICK), not only updates stats
+    // The flags of the kick in flight (kick_ilb()'s nohz_flags).
+    enum : uint8_t { NOHZ_STATS_KICK = 1, NOHZ_BALANCE_KICK = 2 };
+    uint8_t nohz_kick_flags_ = 0;
     bool nohz_kick_lost_ = false;    // that kick was polled and the kernel drops it (polled_ilb_balances)
     Time nohz_next_blocked_ = 0;     // nohz.next_blocked
     bool nohz_has_blocked_ = false;  // nohz.has_blocked: an idle CPU's signals may not have decayed yet
