@@ -95,6 +95,7 @@ Hardware::Hardware(Engine& engine, const Topology& topo, const MachineProfile& p
                 for (int64_t khz : dom(c).opp) em_power_uw_[static_cast<size_t>(c)].push_back(em_power_uw(pd, khz, dom(c).fmax));
     states_ = prof_.effective_idle_states();
     teo_ = prof_.idle_governor == "teo";
+    no_governor_ = prof_.idle_governor == "none";
     busy_.assign(static_cast<size_t>(n), 0);
     if (!prof_.turbo_khz.empty()) {
         if (!prof_.cpufreq_policies.empty() || prof_.opp_khz.empty())
@@ -131,6 +132,7 @@ Hardware::Hardware(Engine& engine, const Topology& topo, const MachineProfile& p
     idle_hist_pos_.assign(static_cast<size_t>(n), 0);
     idle_avg_.assign(static_cast<size_t>(n), 10 * kNsPerMs);
     idle_state_.assign(static_cast<size_t>(n), -1);
+    tick_stopped_.assign(static_cast<size_t>(n), 0);
     acc_.assign(static_cast<size_t>(n), CpuAcc{});
     for (int c = 0; c < n; ++c) {
         auto& a = acc_[static_cast<size_t>(c)];
@@ -469,7 +471,12 @@ void Hardware::idle_enter(int cpu) {
     const auto& h = idle_hist_[static_cast<size_t>(cpu)];
     Time predicted;
     int pick = 0;
-    if (teo_) {
+    if (no_governor_) {
+        // cpuidle_idle_call() without a driver stops the tick and halts (default_idle_call());
+        // haltpoll_select() with a poll limit of 0 returns the halt state and leaves the tick to stop.
+        pick = static_cast<int>(states_.size()) - 1;
+        predicted = kTimeNever;
+    } else if (teo_) {
         // Shallower only when early wakeups ("intercepts") are the majority of recent periods:
         // the 4th shortest of the last 8.
         std::array<Time, 8> sorted = h;
@@ -500,16 +507,18 @@ void Hardware::idle_enter(int cpu) {
         }
     }
     idle_state_[static_cast<size_t>(cpu)] = pick;
-    // tick_nohz_idle_stop_tick() counts idle_calls only where the governor lets the tick stop:
-    // not for a polling state or a predicted idle shorter than a tick (menu_select()).
-    if (predicted >= tick_ns_ && !states_[static_cast<size_t>(pick)].polling) ++sg_[static_cast<size_t>(cpu)].idle_calls;
+    // The governor lets the tick stop unless it chose a polling state or predicts an idle period
+    // shorter than a tick (menu_select()); tick_nohz_idle_stop_tick() counts idle_calls then.
+    const bool stop = predicted >= tick_ns_ && !states_[static_cast<size_t>(pick)].polling;
+    tick_stopped_[static_cast<size_t>(cpu)] = stop;
+    if (stop) ++sg_[static_cast<size_t>(cpu)].idle_calls;
     if (!c0_.empty()) set_c0(cpu, states_[static_cast<size_t>(pick)].polling);  // POLL is C0
     acc_[static_cast<size_t>(cpu)].idle_entered = engine_.now();
     acc_[static_cast<size_t>(cpu)].idle_since = engine_.now();
     if (obs_) obs_->cpu_idle(engine_.now(), cpu, pick);
 }
 
-void Hardware::idle_exit(int cpu) {
+void Hardware::idle_exit(int cpu, bool tick) {
     int& st = idle_state_[static_cast<size_t>(cpu)];
     if (st < 0) return;
     CpuAcc& a = acc_[static_cast<size_t>(cpu)];
@@ -517,9 +526,12 @@ void Hardware::idle_exit(int cpu) {
     a.idle_res[static_cast<size_t>(st)] += dur;
     // The governors learn the idle time before the wakeup, not the exit after it: menu_update()
     // deducts the exit latency (or halves a period under twice it), teo_update() half of it.
+    // A wakeup by the kept tick is no genuine one: menu takes 9/10 of MAX_INTERESTING (50 ms),
+    // teo the sleep length to the next timer, which without timers is as long.
     const Time exit = states_[static_cast<size_t>(st)].exit_ns;
     Time measured = dur;
-    if (teo_) measured = dur >= exit ? dur - exit / 2 : dur / 2;
+    if (tick) measured = 45 * kNsPerMs;
+    else if (teo_) measured = dur >= exit ? dur - exit / 2 : dur / 2;
     else measured = dur > 2 * exit ? dur - exit : dur / 2;
     auto& pos = idle_hist_pos_[static_cast<size_t>(cpu)];
     Time& slot = idle_hist_[static_cast<size_t>(cpu)][static_cast<size_t>(pos)];

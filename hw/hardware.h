@@ -70,7 +70,12 @@ public:
 
     // cpuidle: the idle governor picks a state on entry; a wake pays that state's exit latency.
     void idle_enter(int cpu);
-    void idle_exit(int cpu);
+    // `tick`: the CPU's own tick woke it (its tick was kept): the governors take the period as
+    // lasting until the next timer (menu_update()'s tick_wakeup, teo_update()'s safety net).
+    void idle_exit(int cpu, bool tick = false);
+    // The governor let the tick stop at the last idle entry (menu_select()'s stop_tick; the
+    // kernel then calls nohz_balance_enter_idle()); false while the tick keeps running.
+    bool tick_stopped(int cpu) const { return tick_stopped_[static_cast<size_t>(cpu)] != 0; }
     int idle_state(int cpu) const { return idle_state_[static_cast<size_t>(cpu)]; }
     // The exit latency of the state an idle CPU is in; -1 when it is in none.
     int64_t idle_exit_latency(int cpu) const {
@@ -215,6 +220,7 @@ private:
     std::vector<std::vector<int>> pkg_doms_;
     std::vector<MachineProfile::IdleState> states_;
     bool teo_ = false;  // the idle governor is teo (else menu)
+    bool no_governor_ = false;  // no cpuidle governor: the deepest state, and the tick stops at every entry
     bool uclamp_ = false;  // schedutil applies the runqueues' clamps
     bool line_aware_ = false;  // two CPUs of the machine differ in line cost (line_llc given)
     std::array<int64_t, 6> line_extra_{};  // by CpuDistance
@@ -223,6 +229,7 @@ private:
     mutable int lx_a_ = -1, lx_b_ = -1;      // the last pair line_extra_ns() classified
     mutable int64_t lx_ns_ = 0;
     std::vector<int> idle_state_;
+    std::vector<uint8_t> tick_stopped_;  // by CPU: the last idle entry stopped the tick
     std::vector<std::array<Time, 8>> idle_hist_;
     std::vector<uint64_t> idle_us_sum_, idle_us_sq_;  // of each CPU's idle_hist_ in us, and of their squares (menu)
     std::vector<Time> idle_avg_;       // menu's timer-based estimate without timers: periods averaged with weight 1/8
@@ -248,9 +255,11 @@ private:
 
 // Inline: the wake path asks these per wakeup, the context switch per switch.
 
-// The rest of the idle loop's entry (idle_entry), 0 once the CPU is in its state.
+// The rest of the idle loop's entry (idle_entry), 0 once the CPU is in its state. The entry is
+// the tick's stop (tick_nohz_idle_stop_tick() reprograms the timer); one that keeps the tick
+// goes into the state at once.
 inline int64_t Hardware::entry_left(int cpu) const {
-    if (prof_.idle_entry_ns <= 0) return 0;
+    if (prof_.idle_entry_ns <= 0 || !tick_stopped_[static_cast<size_t>(cpu)]) return 0;
     const Time end = acc_[static_cast<size_t>(cpu)].idle_since + prof_.idle_entry_ns;
     return std::max<Time>(0, end - engine_.now());
 }

@@ -36,7 +36,7 @@ const std::vector<Field>& fields() {
         {{"ipi_send_ns", "ns", "the sending CPU's cost of an IPI (a reschedule IPI to a running CPU, a wake-list or wakeup IPI to a halted idle one): an APIC write on bare metal, a VM exit in a guest, paid by the task running there; the IPI leaves when it is done. 0: counted in wake_remote and wake_remote_rq"}, &P::ipi_send_ns, nullptr},
         {{"ipi_wakee_ns", "ns", "CPU time the task that an IPI switches in (the wakee on an idle CPU, or the task a reschedule IPI preempts for) spends before its own code runs: in a guest, the interrupt's injection and a vCPU resumed cold; 0 on bare metal (the handler is ipi_handler)"}, &P::ipi_wakee_ns, nullptr},
         {{"idle_exit_ns", "ns", "exit latency of the only idle state when no idle_states are listed"}, &P::idle_exit_ns, nullptr},
-        {{"idle_entry_ns", "ns", "the idle loop's entry before the CPU enters its idle state (tick_nohz_idle_stop_tick(), the governor): the idle task polls need_resched meanwhile (TIF_POLLING_NRFLAG), so a wakeup needs no IPI, and the CPU leaves once the entry is done, then pays the state's exit latency; 0: in the state at once"}, &P::idle_entry_ns, nullptr},
+        {{"idle_entry_ns", "ns", "the idle loop's entry before the CPU enters its idle state when the governor stops the tick (tick_nohz_idle_stop_tick() reprograms the timer; an entry that keeps the tick takes none): the idle task polls need_resched meanwhile (TIF_POLLING_NRFLAG), so a wakeup needs no IPI, and the CPU leaves once the entry is done, then pays the state's exit latency; 0: in the state at once"}, &P::idle_entry_ns, nullptr},
         {{"idle_polls", "bool", "the only idle state polls need_resched (no IPI), when no idle_states are listed"}, nullptr, &P::idle_polls},
         {{"poll_wake_ns", "ns", "wake of an idle CPU that polls its flags (a polling or mwait state, or the idle loop's entry: the flag write it observes)"}, &P::poll_wake_ns, nullptr},
         {{"newidle_balance_ns", "ns", "newidle balance cost per CPU of a domain level's span"}, &P::newidle_balance_ns, nullptr},
@@ -349,7 +349,7 @@ std::string read_param(MachineProfile& p, const std::string& key, const JsonNode
     else if (key == "governor")
         p.governor = v.as_enum({"performance", "powersave", "schedutil", "ondemand", "conservative"});
     else if (key == "idle_governor")
-        p.idle_governor = v.as_enum({"menu", "teo"});
+        p.idle_governor = v.as_enum({"menu", "teo", "none"});
     else if (key == "idle_states")
         p.idle_states = read_idle_states(v);
     else

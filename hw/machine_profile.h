@@ -84,7 +84,7 @@ struct MachineProfile {
         bool irq_enabled = false;
     };
     std::vector<IdleState> idle_states;
-    std::string idle_governor = "menu";  // menu (average of recent idle lengths) or teo (recent intercepts)
+    std::string idle_governor = "menu";  // menu (average of recent idle lengths), teo (recent intercepts) or none (deepest state, tick stopped)
 
     // Energy model (kernel/power/energy_model.c), optional: one performance domain per cpufreq
     // policy, its OPPs with their power. Empty: no energy model, so no EAS.

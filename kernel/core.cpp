@@ -61,6 +61,7 @@ Scheduler::Scheduler(Engine& engine, const Topology& topo, const SchedDomains& s
         rq.avg_idle = 2 * cfg_.migration_cost_ns;
         rq.max_idle_balance_cost = cfg_.migration_cost_ns;
         idle_mask_.set(c);
+        nohz_idle_.set(c);  // idle since boot, the tick stopped (CpuExec corrects CPUs that keep it)
         LlcShared& sh = llc_[static_cast<size_t>(dom.sd_llc_id)];
         // After boot every core has been idle once, so the hint is set on SMT machines.
         sh.has_idle_cores = sd_.smt_active();
@@ -397,6 +398,12 @@ void Scheduler::sched_tick(int cpu) {
     if (now() >= rq.next_balance) sched_balance_domains(cpu, false);
 }
 
+// sched_tick() of an idle CPU: sched_balance_trigger() raises SCHED_SOFTIRQ when the CPU's own
+// balance is due, and nohz_balancer_kick() returns at once (rq->idle_balance).
+void Scheduler::sched_tick_idle(int cpu) {
+    if (now() >= rq_of(cpu).next_balance) sched_balance_domains(cpu, available_idle_cpu(cpu));
+}
+
 // fair.c pick_task_fair(): pick_eevdf() on the root, then on the picked group's runqueue; a delayed
 // entity reaching the front is dequeued for good and the pick starts again from the root.
 [[gnu::always_inline]] inline Task* Scheduler::pick_next_task_fair(int cpu) {
@@ -489,7 +496,6 @@ void Scheduler::go_idle(int cpu) {
     rq.curr = nullptr;
     rq.switching = false;
     rq.idle_stamp = now();
-    nohz_has_blocked_ = true;  // nohz_balance_enter_idle(): assume blocked load
     update_idle_state(cpu);
     update_idle_core(cpu);
     arch_->enter_idle(cpu, prev);

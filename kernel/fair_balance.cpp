@@ -594,14 +594,24 @@ void Scheduler::sched_balance_domains(int cpu, bool idle) {
     rq.next_balance = next;
 }
 
-// nohz_balancer_kick(): a busy CPU's tick kicks the first idle CPU (an IPI) to balance on behalf
-// of all idle CPUs when it has two tasks queued (delayed sleepers too), runs a misfit task
-// (asymmetric capacities: nothing else kicks), or shares its LLC with another busy CPU; or to
-// update their blocked load every 32 ms. The model takes every idle CPU as one whose tick is
-// stopped (nohz.idle_cpus_mask, sds->nr_busy_cpus), without the kernel's lag to the next busy tick.
+// nohz_balance_enter_idle(): at each stop of the tick the CPU may hold blocked load; the first
+// since its last busy tick adds it to nohz.idle_cpus_mask (set_cpu_sd_state_idle(): one busy CPU
+// fewer in its LLC) and asks for nohz.next_balance to be collated again.
+void Scheduler::nohz_balance_enter_idle(int cpu) {
+    nohz_has_blocked_ = true;
+    if (nohz_idle_.test(cpu)) return;
+    nohz_idle_.set(cpu);
+    nohz_needs_update_ = true;
+}
+
+// nohz_balancer_kick(): a busy CPU's tick kicks an idle CPU whose tick is stopped (an IPI) to
+// balance on behalf of all of them when this CPU has two tasks queued (delayed sleepers too),
+// runs a misfit task (asymmetric capacities: nothing else kicks), or shares its LLC with another
+// busy CPU (sds->nr_busy_cpus: CPUs not in nohz.idle_cpus_mask); to update their blocked load
+// every 32 ms; or to collate nohz.next_balance after a CPU stopped its tick (NOHZ_NEXT_KICK).
 void Scheduler::nohz_balancer_kick(int busy_cpu) {
-    const CpuSet idle = idle_mask_ & topo_.all();
-    if (idle.empty()) return;  // nohz.nr_cpus
+    if (nohz_idle_.test(busy_cpu)) nohz_idle_.clear(busy_cpu);  // nohz_balance_exit_idle(): the first busy tick
+    if (nohz_idle_.empty()) return;                              // nohz.nr_cpus
     const Time now = engine_.now();
     uint8_t flags = nohz_has_blocked_ && now > nohz_next_blocked_ ? NOHZ_STATS_KICK : 0;
     if (now >= nohz_next_balance_) {
@@ -612,9 +622,10 @@ void Scheduler::nohz_balancer_kick(int busy_cpu) {
         if (!kick && dom.sd_asym_cpucapacity >= 0)
             kick = brq.curr && task_misfit(*brq.curr, busy_cpu);
         else if (!kick && dom.sd_llc >= 0)
-            kick = (dom.levels[static_cast<size_t>(dom.sd_llc)].span - idle_mask_).count() > 1;  // sds->nr_busy_cpus > 1
+            kick = (dom.levels[static_cast<size_t>(dom.sd_llc)].span - nohz_idle_).count() > 1;
         if (kick) flags = NOHZ_STATS_KICK | NOHZ_BALANCE_KICK;
     }
+    if (nohz_needs_update_) flags |= NOHZ_NEXT_KICK;
     if (!flags) return;
     // kick_ilb(): a balance kick holds off the next one for a jiffy; a kick already on its way
     // takes the new flags, and no second IPI is sent.
@@ -623,50 +634,62 @@ void Scheduler::nohz_balancer_kick(int busy_cpu) {
         nohz_kick_flags_ |= flags;
         return;
     }
-    nohz_ilb_ = idle.first();  // find_new_ilb()
+    // find_new_ilb(): the first CPU of nohz.idle_cpus_mask that is idle.
+    int ilb = -1;
+    for (int c = nohz_idle_.first(); c >= 0; c = nohz_idle_.next(c + 1))
+        if (c != busy_cpu && available_idle_cpu(c)) {
+            ilb = c;
+            break;
+        }
+    if (ilb < 0) return;
+    nohz_ilb_ = ilb;
     nohz_kick_flags_ = flags;
-    const IpiSent sent = arch_->kick_idle_cpu(nohz_ilb_, busy_cpu, IdleKick::nohz_balance, nullptr);
+    const IpiSent sent = arch_->kick_idle_cpu(ilb, busy_cpu, IdleKick::nohz_balance, nullptr);
     // nohz_csd_func() before 6.13: the polled kick's need_resched raises no SCHED_SOFTIRQ.
     nohz_kick_lost_ = sent == IpiSent::poll && !prof_.polled_ilb_balances;
 }
 
-// _nohz_idle_balance(): the kicked CPU, still idle when the IPI lands, goes through the idle CPUs,
-// itself last: updates their blocked load (NOHZ_STATS_KICK), runs the periodic balance of each
-// that is due (NOHZ_BALANCE_KICK), and collates nohz.next_balance (either kick); a CPU that
-// received tasks is woken.
+// _nohz_idle_balance(): the kicked CPU, still idle when the IPI lands, goes through the idle CPUs
+// of nohz.idle_cpus_mask, itself last: updates their blocked load (NOHZ_STATS_KICK), runs the
+// periodic balance of each that is due (NOHZ_BALANCE_KICK), and collates nohz.next_balance (any
+// kick); a CPU that received tasks is woken.
 void Scheduler::nohz_idle_balance(int ilb) {
     nohz_ilb_ = -1;
     const uint8_t flags = nohz_kick_flags_;
     nohz_kick_flags_ = 0;
     if (!available_idle_cpu(ilb) || nohz_kick_lost_) return;
-    const bool balance_kick = flags & NOHZ_BALANCE_KICK;
-    const CpuSet idle = idle_mask_ & topo_.all();
+    const bool balance_kick = flags & NOHZ_BALANCE_KICK, stats = flags & NOHZ_STATS_KICK;
+    const CpuSet cpus = nohz_idle_ & idle_mask_ & topo_.all();
     Time next = engine_.now() + 60 * kNsPerSec;
-    nohz_has_blocked_ = false;  // set again below for any CPU whose signals are not yet zero
+    bool collated = false;
+    if (stats) nohz_has_blocked_ = false;  // set again below for any CPU whose signals are not yet zero
+    if (flags & NOHZ_NEXT_KICK) nohz_needs_update_ = false;
     auto balance = [&](int c) {
         Rq& rq = rq_of(c);
-        if (balance_kick && engine_.now() >= rq.next_balance)
-            sched_balance_domains(c, true);  // which updates the blocked averages first
-        else
-            update_blocked_averages(c);  // update_nohz_stats()
-        // update_blocked_load_status(): cfs_rq_is_decayed() once every sum reached zero
-        if (rq.pelt.load_sum || rq.pelt.util_sum || rq.pelt.runnable_sum || !rq.removed.empty())
-            nohz_has_blocked_ = true;
-        for (const TaskGroupState& tg : groups_)
-            if (tg.cpu[static_cast<size_t>(c)].avg.load_sum) nohz_has_blocked_ = true;
+        const bool due = balance_kick && engine_.now() >= rq.next_balance;
+        if (stats) {
+            if (!due) update_blocked_averages(c);  // update_nohz_stats(); the balance below does it first
+            // update_blocked_load_status(): cfs_rq_is_decayed() once every sum reached zero
+            bool blocked = rq.pelt.load_sum || rq.pelt.util_sum || rq.pelt.runnable_sum || !rq.removed.empty();
+            for (const TaskGroupState& tg : groups_)
+                if (tg.cpu[static_cast<size_t>(c)].avg.load_sum) blocked = true;
+            if (blocked) nohz_has_blocked_ = true;
+        }
+        if (due) sched_balance_domains(c, true);
         next = std::min(next, rq.next_balance);
+        collated = true;
         if (balance_kick && c != ilb && !rq.curr && rq.nr_running > 0) {
             rq.idle_stamp = 0;
             arch_->kick_idle_cpu(c, ilb, IdleKick::nohz_balance, nullptr);
         }
     };
-    for (int c = idle.next_wrap(ilb + 1 >= topo_.nr_cpus() ? 0 : ilb + 1); c >= 0 && c != ilb;
-         c = idle.next_wrap(c + 1 >= topo_.nr_cpus() ? 0 : c + 1))
+    for (int c = cpus.next_wrap(ilb + 1 >= topo_.nr_cpus() ? 0 : ilb + 1); c >= 0 && c != ilb;
+         c = cpus.next_wrap(c + 1 >= topo_.nr_cpus() ? 0 : c + 1))
         balance(c);
-    balance(ilb);
-    nohz_next_blocked_ = engine_.now() + 32 * kNsPerMs;  // nohz.next_blocked: LOAD_AVG_PERIOD
+    if (cpus.test(ilb)) balance(ilb);
+    if (stats) nohz_next_blocked_ = engine_.now() + 32 * kNsPerMs;  // nohz.next_blocked: LOAD_AVG_PERIOD
     if (balance_kick && !rq_of(ilb).curr && rq_of(ilb).nr_running > 0) rq_of(ilb).idle_stamp = 0;
-    nohz_next_balance_ = next;
+    if (collated) nohz_next_balance_ = next;
 }
 
 // sched_balance_newidle(): domain by domain while avg_idle covers the cost spent so far plus the

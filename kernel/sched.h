@@ -119,6 +119,14 @@ public:
     }
     // sched_tick(): the periodic tick on a busy CPU.
     void sched_tick(int cpu);
+    // sched_tick() on an idle CPU that kept its tick (rq->idle_balance): its own balance, if due.
+    void sched_tick_idle(int cpu);
+    // nohz_balance_enter_idle(): the idle CPU stopped its tick; it joins nohz.idle_cpus_mask and
+    // leaves it at its next busy tick (nohz_balance_exit_idle()), not when it wakes.
+    void nohz_balance_enter_idle(int cpu);
+    // At the start: an idle CPU whose governor keeps the tick is not in nohz.idle_cpus_mask.
+    void nohz_tick_kept(int cpu) { nohz_idle_.clear(cpu); }
+    const CpuSet& nohz_idle_mask() const { return nohz_idle_; }
     // resched_curr(): the CPU's current task should give way.
     void resched_curr(int cpu);
     bool need_resched(int cpu) const { return rqs_[static_cast<size_t>(cpu)].need_resched; }
@@ -571,8 +579,10 @@ private:
     Time nohz_next_balance_ = 0;     // nohz.next_balance
     int nohz_ilb_ = -1;              // the CPU a NOHZ balance kick is on its way to (-1: none)
     // The flags of the kick in flight (kick_ilb()'s nohz_flags).
-    enum : uint8_t { NOHZ_STATS_KICK = 1, NOHZ_BALANCE_KICK = 2 };
+    enum : uint8_t { NOHZ_STATS_KICK = 1, NOHZ_BALANCE_KICK = 2, NOHZ_NEXT_KICK = 4 };
     uint8_t nohz_kick_flags_ = 0;
+    CpuSet nohz_idle_;                // nohz.idle_cpus_mask: CPUs that stopped their tick (rq->nohz_tick_stopped)
+    bool nohz_needs_update_ = false;  // nohz.needs_update: a CPU stopped its tick since the last collation
     bool nohz_kick_lost_ = false;    // that kick was polled and the kernel drops it (polled_ilb_balances)
     Time nohz_next_blocked_ = 0;     // nohz.next_blocked
     bool nohz_has_blocked_ = false;  // nohz.has_blocked: an idle CPU's signals may not have decayed yet

@@ -26,6 +26,13 @@ CpuExec::CpuExec(Engine& engine, Scheduler& sched, Hardware& hw, const MachinePr
     sched_.set_arch(this);
     hw_.set_client(this);
     hw_.start();
+    // Every CPU is idle at the start, as since boot: in nohz.idle_cpus_mask unless its governor
+    // keeps the tick (a polling state only).
+    for (int c = 0; c < sched_.topo().nr_cpus(); ++c)
+        if (!hw_.tick_stopped(c)) {
+            sched_.nohz_tick_kept(c);
+            arm_tick(c);
+        }
 }
 
 int CpuExec::add_task(const TaskSpec& spec) {
@@ -206,22 +213,33 @@ inline void CpuExec::on_ipi(int cpu) {
 // before the handler, or after it where the state waits with interrupts enabled and an interrupt
 // woke it (HLT: the handler runs inside default_idle()); then the CPU runs what is queued or,
 // with nothing to run, enters a state again (do_idle(): the governor selects once more).
-void CpuExec::handle_interrupt(int cpu, bool charge, int timer_task, uint32_t cookie) {
+void CpuExec::handle_interrupt(int cpu, bool charge, int timer_task, uint32_t cookie, bool tick) {
     Cpu& c = cpu_of(cpu);
     const OnCpu local(*this, cpu);
     const bool was_idle = c.mode == Mode::idle;
     const bool handler_inside = was_idle && !c.kick_polled && hw_.idle_irq_enabled(cpu);
-    if (was_idle && !handler_inside) hw_.idle_exit(cpu);
+    if (was_idle && !handler_inside) hw_.idle_exit(cpu, tick);
     if (timer_task >= 0) driver_->on_timer(timer_task, cookie);
+    if (tick) sched_.sched_tick_idle(cpu);
     sched_.sched_ttwu_pending(cpu);
-    if (handler_inside) hw_.idle_exit(cpu);
+    if (handler_inside) hw_.idle_exit(cpu, tick);
     if (c.mode == Mode::idle && sched_.nr_running(cpu) > 0) {
         c.ipi_switch = charge;
         sched_.schedule(cpu);
         c.ipi_switch = false;
     } else if (was_idle && c.mode == Mode::idle && !c.ipi_in_flight) {
         hw_.idle_enter(cpu);
+        idle_state_entered(cpu);
     }
+}
+
+// tick_nohz_idle_stop_tick(): a CPU whose governor lets the tick stop joins the nohz balance's
+// idle CPUs; one that keeps it takes its ticks while idle (on_tick()).
+void CpuExec::idle_state_entered(int cpu) {
+    if (hw_.tick_stopped(cpu))
+        sched_.nohz_balance_enter_idle(cpu);
+    else
+        arm_tick(cpu);
 }
 
 // A timer's interrupt on `cpu`: hrtimer_wakeup() wakes the sleeper. On an idle CPU it is the
@@ -294,6 +312,7 @@ void CpuExec::enter_idle(int cpu, Task* prev) {
     if (prev) {
         hw_.set_busy(cpu, false);
         hw_.idle_enter(cpu);
+        idle_state_entered(cpu);
         driver_->switched_out(*prev);
     }
 }
@@ -456,7 +475,17 @@ void CpuExec::arm_tick(int cpu) {
 void CpuExec::on_tick(int cpu) {
     Cpu& c = cpu_of(cpu);
     c.tick_armed = false;
-    if (c.mode == Mode::idle) return;  // NOHZ: an idle CPU stops its tick
+    if (c.mode == Mode::idle) {
+        // NOHZ: a CPU whose governor stopped the tick takes none. A kept tick is an interrupt
+        // that brings the CPU out of its state, unless one is already doing so (the CPU arms
+        // its tick again when it runs a task or re-enters idle).
+        if (hw_.tick_stopped(cpu) || c.ipi_in_flight) return;
+        c.ipi_in_flight = c.timer_kick = true;
+        c.kick_is_ipi = c.kick_polled = false;
+        c.ipi_at = engine_.now() + hw_.irq_latency(cpu);
+        engine_.schedule(c.ipi_at, target_, kTickIrq, cpu);
+        return;
+    }
     {
         const OnCpu local(*this, cpu);  // the tick interrupt: its own resched_curr() acts on return
         sched_.sched_tick(cpu);
@@ -464,6 +493,17 @@ void CpuExec::on_tick(int cpu) {
     // Inside a system call only preempt=lazy's tick (its lazy flag made urgent) preempts.
     if (*c.need_resched && c.mode == Mode::running && (!c.ctx.no_preempt || (prof_.preempt_lazy && !c.ctx.atomic))) preempt_now(cpu);
     if (c.mode != Mode::idle) arm_tick(cpu);
+}
+
+// The kept tick's interrupt on an idle CPU, once it left its state: sched_tick() of the idle
+// runqueue, the wakeups that rode on the exit, then a task or the idle loop again.
+void CpuExec::on_tick_irq(int cpu) {
+    Cpu& c = cpu_of(cpu);
+    if (!c.timer_kick) return;  // a timer's interrupt at the same exit took it
+    const bool charge = c.kick_is_ipi && prof_.ipi_wakee_ns > 0;
+    c.timer_kick = c.kick_is_ipi = false;
+    c.ipi_in_flight = false;
+    if (c.mode == Mode::idle) handle_interrupt(cpu, charge, -1, 0, true);
 }
 
 void CpuExec::on_event(const Event& e) {
@@ -544,6 +584,9 @@ void CpuExec::on_event(const Event& e) {
         }
         case kTimerIrq:
             on_timer_irq(timer_cpu_[static_cast<size_t>(e.a)], e.a, e.b);
+            return;
+        case kTickIrq:
+            on_tick_irq(cpu);
             return;
         case kReturnToUser: {
             Cpu& c = cpu_of(cpu);

@@ -133,7 +133,8 @@ public:
 
 private:
     // kTimerIrq: a timer's interrupt on a CPU that was idle at the expiry, once the CPU left its state.
-    enum EvKind : uint16_t { kSegEnd, kSwitchEnd, kIpi, kTick, kTimer, kStart, kReturnToUser, kTimerIrq };
+    // kTickIrq: the same for the tick of an idle CPU that kept its tick.
+    enum EvKind : uint16_t { kSegEnd, kSwitchEnd, kIpi, kTick, kTimer, kStart, kReturnToUser, kTimerIrq, kTickIrq };
     enum class Mode : uint8_t { idle, switching, running };
     enum class SegKind : uint8_t { none, overhead, work };
 
@@ -208,7 +209,8 @@ private:
     // ipi: an IPI, not a flag or a local interrupt; polled: a flag write, no interrupt at all
     void kick_cpu(int cpu, Time delay, bool ipi, bool polled = false);
     void on_timer_irq(int cpu, int task, uint32_t cookie);
-    void handle_interrupt(int cpu, bool charge, int timer_task, uint32_t cookie);
+    void handle_interrupt(int cpu, bool charge, int timer_task, uint32_t cookie, bool tick = false);
+    void idle_state_entered(int cpu);  // after hw_.idle_enter(): the tick stops or keeps running
     void arm_return_to_user(int cpu);  // a reschedule from elsewhere, seen at the return to user space
     int64_t ipi_send(int from);
     bool ipi_beside_timer(int cpu, int from_cpu);
@@ -221,6 +223,7 @@ private:
     void stop_segment(int cpu);
     void arm_tick(int cpu);
     void on_tick(int cpu);
+    void on_tick_irq(int cpu);
     inline void on_ipi(int cpu);
 
     Engine& engine_;

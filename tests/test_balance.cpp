@@ -207,3 +207,47 @@ TEST_CASE("A task the balancer moves preempts the destination's task at once whe
     CHECK(lines[sw].find("next_comm=" + moved + " ") != std::string::npos);
     CHECK(stamp(lines[sw]) - stamp(lines[mig]) < 20e-6);
 }
+
+TEST_CASE("An idle CPU whose governor keeps the tick stays out of nohz.idle_cpus_mask and takes its ticks until menu "
+          "stops it, and a CPU that stopped its tick stays in the mask until its next busy tick",
+          "[balance][nohz][idle]") {
+    // e5-2650-2s (menu, HZ=250). T on CPU 1 runs 40 us and sleeps 20 us, 400 times: menu predicts
+    // idle periods below a tick, so each keeps the tick (menu_select()'s stop_tick false). CPU 1,
+    // in the mask since boot, leaves it at its first busy tick (nohz_balance_exit_idle()) and does
+    // not join it again while T runs. Then T sleeps: the kept tick wakes CPU 1, menu_update() takes
+    // that period as 45 ms, and a few ticks later the governor stops the tick
+    // (nohz_balance_enter_idle()). U on CPU 2 runs 100 us at 10.5 ms, between two ticks: CPU 2
+    // stopped its tick long before and stays in the mask while U runs.
+    const json d = doc(R"({"machine": "e5-2650-2s", "workload": {"kind": "program", "tasks": [
+        {"name": "T", "cpus": "1", "program": [{"loop": 400, "do": [{"run": "40us"}, {"sleep": "20us"}]}, {"sleep": "1s"}]},
+        {"name": "U", "cpus": "2", "program": [{"sleep": "10500us"}, {"run": "100us"}, {"sleep": "1s"}]}]},
+        "policies": ["plain"], "run": {"duration": "200ms"}})");
+    testutil::FuseSim sim(d);
+    Time left = -1, rejoined_while_busy = -1, last_busy = -1, joined = -1;
+    bool u_seen = false, u_cpu_in_mask = true;
+    for (Time t = 10'000; t <= 150 * kNsPerMs; t += 10'000) {
+        sim.engine.run_until(t);
+        const bool in = sim.sched.nohz_idle_mask().test(1);
+        if (sim.sched.nr_running(1) > 0) {
+            last_busy = t;
+            if (!in && left < 0) left = t;
+            if (in && left >= 0 && rejoined_while_busy < 0) rejoined_while_busy = t;
+        } else if (in && left >= 0 && joined < 0 && last_busy >= 0 && t - last_busy > kNsPerMs) {
+            joined = t;
+        }
+        if (sim.sched.nr_running(2) > 0) {
+            u_seen = true;
+            u_cpu_in_mask = u_cpu_in_mask && sim.sched.nohz_idle_mask().test(2);
+        }
+    }
+    INFO("CPU 1 left the mask at " << left << " ns, rejoined while T ran at " << rejoined_while_busy << ", T last ran at "
+                                   << last_busy << ", CPU 1 joined at " << joined);
+    REQUIRE(left > 0);
+    CHECK(left < 20 * kNsPerMs);
+    CHECK(rejoined_while_busy < 0);
+    REQUIRE(joined > 0);
+    CHECK(joined - last_busy > 4 * kNsPerMs);   // a tick had to wake it first
+    CHECK(joined - last_busy < 30 * kNsPerMs);  // and a few did
+    CHECK(u_seen);
+    CHECK(u_cpu_in_mask);
+}

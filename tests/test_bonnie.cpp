@@ -193,7 +193,9 @@ TEST_CASE("bonnie over io-uring on the E5, 2023 kernel: unbound, schedutil settl
     CHECK(unbound_now.m.get(Metric::freq_khz_busy) > 1.3e6);
     const double gain_2023 = bound.m.get(Metric::ops_per_sec) / unbound.m.get(Metric::ops_per_sec);
     const double gain_now = bound_now.m.get(Metric::ops_per_sec) / unbound_now.m.get(Metric::ops_per_sec);
-    CHECK(gain_now < 0.9 * gain_2023);
+    // 2.10 against 2.30 (1.92 until idle CPUs took their ticks, 2026-12-05: a tick's wakeup lets
+    // the unbound CPUs stop their tick now and then, and sugov_hold_freq() then lets the clock fall).
+    CHECK(gain_now < 0.95 * gain_2023);
 }
 
 TEST_CASE("bonnie: the dirty byte's WRITE at close is a background request bonnie++ waits for, and cpu++ "

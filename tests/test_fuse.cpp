@@ -158,9 +158,11 @@ TEST_CASE("/dev/fuse: each request wakes exactly one idle worker (exclusive FIFO
     // One stream: a request queued while a worker sleeps in fuse_dev_do_read() wakes exactly one
     // (the first waiter), never more; one queued while a worker is still on its way back to read
     // wakes none. A woken worker can find the request gone, taken by the worker that was on its
-    // way back (counted as spurious).
+    // way back (counted as spurious): 11% of the requests here (5% until idle CPUs took their
+    // ticks, 2026-12-05: menu then sends some idle periods into C6, and a worker woken from it
+    // arrives after the returning one).
     CHECK(r.stats.worker_wakes <= r.stats.sent);
-    CHECK(r.stats.worker_wakes > r.stats.sent * 9 / 10);
+    CHECK(r.stats.worker_wakes > r.stats.sent * 85 / 100);
     // The wakeups: the workers' (fuse_dev_queue_req) and the requester's (fuse_request_end), one
     // per request.
     const Outcome o = simulate(fio_doc("xeon-2s-16c32t", R"(, "max_threads": 4)"));
@@ -553,7 +555,9 @@ TEST_CASE("io-uring background requests on fio's own CPU: the ring thread compet
     // 4000 reads), and each move sends fio's next request to the queue of the CPU it moved to.
     CHECK(plain.stats.bg_own_cpu_queue == plain.stats.bg_sent);
     CHECK(plain.fio_migrations > plain.stats.bg_sent / 20);
-    CHECK(plain.stats.queue_changes == plain.fio_migrations);
+    // (The last move may come after fio's last request.)
+    CHECK(plain.stats.queue_changes <= plain.fio_migrations);
+    CHECK(plain.stats.queue_changes + 1 >= plain.fio_migrations);
     // cpu++: the next core's ring thread serves while fio submits; fio's CPU is idle at each
     // completion wake, so it stays.
     CHECK(next.stats.bg_own_cpu_queue == 0);

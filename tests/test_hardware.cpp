@@ -977,9 +977,10 @@ TEST_CASE("end to end: a request/reply pair split over two cores runs at a lower
     CHECK(busy(split) < busy(same));
     CHECK(busy(split) <= 2000000);
     // performance: P0 whatever the placement; a strict ping-pong keeps one core in C0 at a time,
-    // so the package runs at the E5-2650 v2's one-core turbo bin.
+    // so the package runs at the E5-2650 v2's one-core turbo bin (split, but for the moments an
+    // idle CPU of the pair leaves its state for its tick while the other runs).
     CHECK(busy(same_perf) == 3400000);
-    CHECK(busy(split_perf) == 3400000);
+    CHECK(busy(split_perf) == Approx(3400000).margin(100));
     CHECK(same_perf.integer(Metric::freq_khz_mean) >= kFmax);
     // The clock, not the OPP: turbo while a core of the package is in C0, P0's 2.6 GHz while none is.
     CHECK(split_perf.per_cpu_integers(Metric::cpu_freq_khz).at(1) > kFmax);
