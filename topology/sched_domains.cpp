@@ -216,8 +216,8 @@ SchedDomains SchedDomains::build(const Topology& topo, int reclaim_distance) {
             SchedDomain& sd = chain[t];
             const bool overlap = table[t].numa_level >= 1;
             CpuSet covered;
-            for (int i = sd.span.next_wrap(cpu), seen = 0; seen < sd.span_weight();
-                 i = sd.span.next_wrap(i + 1), ++seen) {
+            const int weight = sd.span_weight();
+            for (int i = sd.span.next_wrap(cpu), seen = 0; seen < weight; i = sd.span.next_wrap(i + 1), ++seen) {
                 if (covered.test(i)) continue;
                 const auto& other = raw[static_cast<size_t>(i)];
                 CpuSet group = CpuSet::single(i);
