@@ -610,8 +610,8 @@ void Scheduler::nohz_balance_enter_idle(int cpu) {
 // busy CPU (sds->nr_busy_cpus: CPUs not in nohz.idle_cpus_mask); to update their blocked load
 // every 32 ms; or to collate nohz.next_balance after a CPU stopped its tick (NOHZ_NEXT_KICK).
 void Scheduler::nohz_balancer_kick(int busy_cpu) {
-    if (nohz_idle_.test(busy_cpu)) nohz_idle_.clear(busy_cpu);  // nohz_balance_exit_idle(): the first busy tick
-    if (nohz_idle_.empty()) return;                              // nohz.nr_cpus
+    nohz_idle_.clear(busy_cpu);     // nohz_balance_exit_idle(): the first busy tick
+    if (nohz_idle_.empty()) return;  // nohz.nr_cpus
     const Time now = engine_.now();
     uint8_t flags = nohz_has_blocked_ && now > nohz_next_blocked_ ? NOHZ_STATS_KICK : 0;
     if (now >= nohz_next_balance_) {

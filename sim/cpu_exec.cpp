@@ -244,14 +244,18 @@ void CpuExec::idle_state_entered(int cpu) {
 
 // A timer's interrupt on `cpu`: hrtimer_wakeup() wakes the sleeper. On an idle CPU it is the
 // kick that brought the CPU out of its state (kTimer), or rides on one.
+// A timer's (or the tick's) interrupt that is the kick in flight ends it. Returns whether the task
+// it switches in pays ipi_wakee: a waker's IPI reached the CPU on its way out (ipi_beside_timer).
+bool CpuExec::end_timer_kick(Cpu& c) {
+    const bool charge = c.kick_is_ipi && prof_.ipi_wakee_ns > 0;
+    c.timer_kick = c.kick_is_ipi = false;
+    c.ipi_in_flight = false;
+    return charge;
+}
+
 void CpuExec::on_timer_irq(int cpu, int task, uint32_t cookie) {
     Cpu& c = cpu_of(cpu);
-    bool charge = false;  // a waker's IPI reached the CPU on its way out (ipi_beside_timer)
-    if (c.timer_kick) {   // this interrupt is the kick in flight
-        charge = c.kick_is_ipi && prof_.ipi_wakee_ns > 0;
-        c.timer_kick = c.kick_is_ipi = false;
-        c.ipi_in_flight = false;
-    }
+    const bool charge = c.timer_kick && end_timer_kick(c);  // this interrupt is the kick in flight
     if (c.mode == Mode::idle) {
         handle_interrupt(cpu, charge, task, cookie);
         return;
@@ -500,9 +504,7 @@ void CpuExec::on_tick(int cpu) {
 void CpuExec::on_tick_irq(int cpu) {
     Cpu& c = cpu_of(cpu);
     if (!c.timer_kick) return;  // a timer's interrupt at the same exit took it
-    const bool charge = c.kick_is_ipi && prof_.ipi_wakee_ns > 0;
-    c.timer_kick = c.kick_is_ipi = false;
-    c.ipi_in_flight = false;
+    const bool charge = end_timer_kick(c);
     if (c.mode == Mode::idle) handle_interrupt(cpu, charge, -1, 0, true);
 }
 
