@@ -244,6 +244,14 @@ void CpuExec::idle_state_entered(int cpu) {
 
 // A timer's interrupt on `cpu`: hrtimer_wakeup() wakes the sleeper. On an idle CPU it is the
 // kick that brought the CPU out of its state (kTimer), or rides on one.
+// A timer's (or the tick's) interrupt brings an idle CPU out of its state after `lat`: until then
+// it is the kick in flight, on which wakeups ride.
+void CpuExec::start_timer_kick(Cpu& c, Time lat) {
+    c.ipi_in_flight = c.timer_kick = true;
+    c.kick_is_ipi = c.kick_polled = false;
+    c.ipi_at = engine_.now() + lat;
+}
+
 // A timer's (or the tick's) interrupt that is the kick in flight ends it. Returns whether the task
 // it switches in pays ipi_wakee: a waker's IPI reached the CPU on its way out (ipi_beside_timer).
 bool CpuExec::end_timer_kick(Cpu& c) {
@@ -484,9 +492,7 @@ void CpuExec::on_tick(int cpu) {
         // that brings the CPU out of its state, unless one is already doing so (the CPU arms
         // its tick again when it runs a task or re-enters idle).
         if (hw_.tick_stopped(cpu) || c.ipi_in_flight) return;
-        c.ipi_in_flight = c.timer_kick = true;
-        c.kick_is_ipi = c.kick_polled = false;
-        c.ipi_at = engine_.now() + hw_.irq_latency(cpu);
+        start_timer_kick(c, hw_.irq_latency(cpu));
         engine_.schedule(c.ipi_at, target_, kTickIrq, cpu);
         return;
     }
@@ -571,11 +577,7 @@ void CpuExec::on_event(const Event& e) {
             if (c.mode == Mode::idle) {
                 const Time lat = c.ipi_in_flight ? 0 : hw_.irq_latency(tcpu);
                 if (c.ipi_in_flight || lat > 0) {
-                    if (!c.ipi_in_flight) {  // this interrupt brings the CPU out of its state
-                        c.ipi_in_flight = c.timer_kick = true;
-                        c.kick_is_ipi = c.kick_polled = false;
-                        c.ipi_at = engine_.now() + lat;
-                    }
+                    if (!c.ipi_in_flight) start_timer_kick(c, lat);  // this interrupt brings the CPU out of its state
                     timer_cpu_[static_cast<size_t>(e.a)] = tcpu;
                     engine_.schedule(c.ipi_at, target_, kTimerIrq, e.a, e.b);
                     return;

@@ -224,6 +224,7 @@ private:
     void arm_tick(int cpu);
     void on_tick(int cpu);
     void on_tick_irq(int cpu);
+    void start_timer_kick(Cpu& c, Time lat);
     bool end_timer_kick(Cpu& c);
     inline void on_ipi(int cpu);
 
