@@ -6,7 +6,9 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
+#include <limits>
 #include <map>
+#include <numeric>
 #include <set>
 #include <tuple>
 
@@ -273,26 +275,31 @@ std::vector<ValidationResult> run_validation(const std::vector<Scenario>& scenar
     for (size_t s = 0; s < scenarios.size(); ++s) {
         const Scenario& sc = scenarios[s];
         for (const ValidationRow& row : sc.validation) {
-            // Mean over the seeds, and whether every run completed.
-            auto mean = [&](const ValidationSide& side, bool& completed, size_t& n_seeds) {
+            // The metric's value in each seed (the scenario's seed order), and whether every run
+            // completed.
+            auto by_seed = [&](const ValidationSide& side, bool& completed) {
                 const size_t pi = index.at(Pair{s, side.case_name, side.policy});
-                double sum = 0;
-                n_seeds = 0;
+                std::vector<double> values;
                 for (size_t i = 0; i < work.size(); ++i) {
                     if (work[i].pair != pi) continue;
-                    sum += results[i].metrics.get(row.metric);
+                    values.push_back(results[i].metrics.get(row.metric));
                     completed = completed && results[i].completed;
-                    ++n_seeds;
                 }
-                return sum / static_cast<double>(n_seeds);
+                return values;
+            };
+            auto mean = [](const std::vector<double>& v) {
+                return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
             };
             ValidationResult v;
             v.scenario = sc.name;
             v.file = sc.file;
             v.row = row;
             v.completed = true;
-            v.numerator = mean(row.numerator, v.completed, v.seeds);
-            v.denominator = mean(row.denominator, v.completed, v.seeds);
+            const std::vector<double> num = by_seed(row.numerator, v.completed);
+            const std::vector<double> den = by_seed(row.denominator, v.completed);
+            v.seeds = num.size();
+            v.numerator = mean(num);
+            v.denominator = mean(den);
             if (!(v.denominator > 0))
                 throw InputError(sc.file, row.pointer + "/metric",
                                  "expected a metric that is above 0 for the denominator; " +
@@ -306,6 +313,12 @@ std::vector<ValidationResult> run_validation(const std::vector<Scenario>& scenar
             v.direction_ok = verdict.direction_ok;
             v.magnitude_ok = verdict.magnitude_ok;
             v.pass = v.direction_ok && v.magnitude_ok && v.completed;
+            for (size_t k = 0; k < num.size(); ++k) {
+                const double r = den[k] > 0 ? num[k] / den[k] : std::numeric_limits<double>::infinity();
+                v.ratio_by_seed.push_back(r);
+                const RowVerdict one = judge_ratio(row.published_ratio, r, row.tolerance);
+                v.seeds_passing += one.direction_ok && one.magnitude_ok;
+            }
             out.push_back(std::move(v));
         }
     }
@@ -337,9 +350,16 @@ std::string percent(double x) {
     return p == "-0.0%" ? "+0.0%" : p;
 }
 
+// The lowest and highest of the seeds' own ratios; a single seed has no range.
+std::string seed_range(const ValidationResult& v) {
+    if (v.ratio_by_seed.size() < 2) return "-";
+    const auto [lo, hi] = std::minmax_element(v.ratio_by_seed.begin(), v.ratio_by_seed.end());
+    return fixed(*lo, 3) + "-" + fixed(*hi, 3);
+}
+
 std::vector<std::string> header() {
-    return {"row", "compared", "metric", "published", "simulated", "published ratio", "simulated ratio", "error",
-            "tolerance", "result"};
+    return {"row",   "compared",  "metric",    "published",     "simulated", "published ratio", "simulated ratio",
+            "error", "tolerance", "by seed", "seeds passing", "result"};
 }
 
 std::vector<std::string> cells(const ValidationResult& v) {
@@ -354,6 +374,8 @@ std::vector<std::string> cells(const ValidationResult& v) {
             fixed(v.simulated_ratio, 3),
             percent(v.error),
             given(r.tolerance * 100) + "%",
+            seed_range(v),
+            std::to_string(v.seeds_passing) + "/" + std::to_string(v.ratio_by_seed.size()),
             verdict_text(v)};
 }
 
@@ -446,6 +468,8 @@ nlohmann::json validation_json(const std::vector<ValidationResult>& results) {
             return nlohmann::json{{"id", s.id}, {"case", s.case_name}, {"policy", s.policy},
                                   {"published", s.published}, {"simulated", round6(simulated)}};
         };
+        nlohmann::json by_seed = nlohmann::json::array();
+        for (double x : v.ratio_by_seed) by_seed.push_back(std::isfinite(x) ? nlohmann::json(round6(x)) : nlohmann::json(nullptr));
         rows.push_back({{"id", r.id},
                         {"scenario", v.scenario},
                         {"source", r.source},
@@ -456,6 +480,8 @@ nlohmann::json validation_json(const std::vector<ValidationResult>& results) {
                         {"denominator", side(r.denominator, v.denominator)},
                         {"published_ratio", r.published_ratio},
                         {"simulated_ratio", round6(v.simulated_ratio)},
+                        {"simulated_ratio_by_seed", by_seed},
+                        {"seeds_passing", v.seeds_passing},
                         {"error", round6(v.error)},
                         {"tolerance", r.tolerance},
                         {"no_material_change", v.no_material_change},

@@ -4,7 +4,8 @@
 // A validation scenario is an ordinary scenario with a "validation" section. Each row names two
 // (case, policy) pairs of the scenario, the metric compared and the published ratio; the
 // simulated ratio is the mean of the metric over the scenario's seeds for the numerator over
-// that for the denominator. A row passes when
+// that for the denominator (the output also gives each seed's own ratio and in how many seeds the
+// rule below holds). A row passes when
 //   - the direction is right: the simulated ratio is on the same side of 1 as the published one,
 //     or, when the published ratio is within the tolerance of 1 ("no material change"), the
 //     simulated one is within the tolerance of 1 too; and
@@ -45,6 +46,11 @@ struct ValidationResult {
     double numerator = 0, denominator = 0;  // simulated: the metric's mean over the seeds
     size_t seeds = 0;
     double simulated_ratio = 0;
+    // The ratio of each seed's runs (numerator and denominator ran with the same seed), in the
+    // scenario's seed order, and how many of them the pass rule alone would pass: a verdict that
+    // holds in every seed is not the luck of the seeds chosen.
+    std::vector<double> ratio_by_seed;
+    size_t seeds_passing = 0;
     double error = 0;          // simulated_ratio / published_ratio - 1
     bool no_material_change = false;  // |published_ratio - 1| <= tolerance
     bool direction_ok = false, magnitude_ok = false, completed = false;

@@ -153,6 +153,46 @@ TEST_CASE("validate: a row that cannot pass makes the exit code 1, and says why"
     CHECK(run_wakesim("validate " + shell_quote(fixed), false).rc == 0);
 }
 
+TEST_CASE("validate: each seed's own ratio, and in how many seeds the row would pass", "[validate]") {
+    // The runs of `wakesim run` on the same file give each seed's figures: validate's ratio of a
+    // seed is the numerator's run over the denominator's run with that seed.
+    const CmdResult run = run_wakesim("run " + shell_quote(kImpossible) + " --format json", false);
+    REQUIRE(run.rc == 0);
+    const nlohmann::json runs = nlohmann::json::parse(run.out).at("runs");
+    auto figure = [&](const std::string& c, const std::string& policy, int seed) {
+        for (const auto& r : runs)
+            if (r.at("case") == c && r.at("policy") == policy && r.at("seed") == seed)
+                return r.at("metrics").at("usec_per_op").get<double>();
+        FAIL("no run " << c << " " << policy << " " << seed);
+        return 0.0;
+    };
+    const CmdResult js = run_wakesim("validate " + shell_quote(kImpossible) + " --format json", false);
+    REQUIRE(js.rc == 1);
+    const nlohmann::json rows = nlohmann::json::parse(js.out).at("rows");
+    REQUIRE(rows.size() == 2);
+    for (int seed : {1, 2}) {
+        INFO("seed " << seed);
+        CHECK(rows[0].at("simulated_ratio_by_seed")[seed - 1].get<double>() ==
+              Approx(figure("unpinned", "reciprocal_sync", seed) / figure("unpinned", "plain", seed)).epsilon(1e-5));
+        CHECK(rows[1].at("simulated_ratio_by_seed")[seed - 1].get<double>() ==
+              Approx(figure("pinned-cpu0", "plain", seed) / figure("unpinned", "plain", seed)).epsilon(1e-5));
+    }
+    CHECK(rows[0].at("seeds_passing") == 0);  // X1 fails in both seeds, X2 passes in both
+    CHECK(rows[1].at("seeds_passing") == 2);
+    // The mean's ratio lies within the seeds' range.
+    for (const auto& row : rows) {
+        const auto& by = row.at("simulated_ratio_by_seed");
+        const double lo = std::min(by[0].get<double>(), by[1].get<double>());
+        const double hi = std::max(by[0].get<double>(), by[1].get<double>());
+        CHECK(row.at("simulated_ratio").get<double>() >= lo - 1e-6);
+        CHECK(row.at("simulated_ratio").get<double>() <= hi + 1e-6);
+    }
+    const CmdResult table = run_wakesim("validate " + shell_quote(kImpossible), false);
+    CHECK(contains(table.out, "by seed"));
+    CHECK(contains(table.out, "seeds passing"));
+    CHECK(contains(table.out, "0.755-0.755  0/2"));
+}
+
 TEST_CASE("validate: the same files give byte-identical output whatever the thread count", "[validate][determinism]") {
     // No arguments: the source tree's scenarios/validation (every row, passing or not).
     const CmdResult one = run_wakesim("validate", false);
