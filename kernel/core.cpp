@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "kernel/pelt.h"
 #include "kernel/sched.h"
@@ -498,6 +499,9 @@ void Scheduler::go_idle(int cpu) {
     rq.idle_stamp = now();
     update_idle_state(cpu);
     update_idle_core(cpu);
+    // do_idle()'s nohz_run_idle_balance(): only when no kick's pass is on its way here.
+    if (std::exchange(rq.nohz_newilb, false) && nohz_ilb_ != cpu && !rq.need_resched)
+        nohz_balance_pass(cpu, NOHZ_STATS_KICK);
     arch_->enter_idle(cpu, prev);
 }
 

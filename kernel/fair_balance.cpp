@@ -649,15 +649,21 @@ void Scheduler::nohz_balancer_kick(int busy_cpu) {
     nohz_kick_lost_ = sent == IpiSent::poll && !prof_.polled_ilb_balances;
 }
 
-// _nohz_idle_balance(): the kicked CPU, still idle when the IPI lands, goes through the idle CPUs
-// of nohz.idle_cpus_mask, itself last: updates their blocked load (NOHZ_STATS_KICK), runs the
-// periodic balance of each that is due (NOHZ_BALANCE_KICK), and collates nohz.next_balance (any
-// kick); a CPU that received tasks is woken.
+// nohz_idle_balance(): the kicked CPU, still idle when the IPI lands, runs the pass with the
+// kick's flags.
 void Scheduler::nohz_idle_balance(int ilb) {
     nohz_ilb_ = -1;
     const uint8_t flags = nohz_kick_flags_;
     nohz_kick_flags_ = 0;
     if (!available_idle_cpu(ilb) || nohz_kick_lost_) return;
+    nohz_balance_pass(ilb, flags);
+}
+
+// _nohz_idle_balance(): goes through the idle CPUs of nohz.idle_cpus_mask, `ilb` last: updates
+// their blocked load (NOHZ_STATS_KICK), runs the periodic balance of each that is due
+// (NOHZ_BALANCE_KICK), and collates nohz.next_balance; a CPU that received tasks is woken. Like
+// the kicked pass, the one a CPU runs at its idle entry takes no simulated time.
+void Scheduler::nohz_balance_pass(int ilb, uint8_t flags) {
     const bool balance_kick = flags & NOHZ_BALANCE_KICK, stats = flags & NOHZ_STATS_KICK;
     const CpuSet cpus = nohz_idle_ & idle_mask_ & topo_.all();
     Time next = engine_.now() + 60 * kNsPerSec;
@@ -683,9 +689,10 @@ void Scheduler::nohz_idle_balance(int ilb) {
             arch_->kick_idle_cpu(c, ilb, IdleKick::nohz_balance, nullptr);
         }
     };
-    for (int c = cpus.next_wrap(ilb + 1 >= topo_.nr_cpus() ? 0 : ilb + 1); c >= 0 && c != ilb;
-         c = cpus.next_wrap(c + 1 >= topo_.nr_cpus() ? 0 : c + 1))
-        balance(c);
+    // for_each_cpu_wrap(.., ilb + 1): the CPUs after ilb, then those before it, then ilb, which
+    // need not be in the mask (a CPU entering idle before its tick stopped).
+    for (int c = cpus.next(ilb + 1); c >= 0; c = cpus.next(c + 1)) balance(c);
+    for (int c = cpus.first(); c >= 0 && c < ilb; c = cpus.next(c + 1)) balance(c);
     if (cpus.test(ilb)) balance(ilb);
     if (stats) nohz_next_blocked_ = engine_.now() + 32 * kNsPerMs;  // nohz.next_blocked: LOAD_AVG_PERIOD
     if (balance_kick && !rq_of(ilb).curr && rq_of(ilb).nr_running > 0) rq_of(ilb).idle_stamp = 0;
@@ -700,7 +707,10 @@ bool Scheduler::sched_balance_newidle(int cpu) {
     Rq& rq = rq_of(cpu);
     if (rq.ttwu_pending) return false;
     const auto& levels = sd_.of(cpu).levels;
-    if (levels.empty()) return false;
+    if (levels.empty()) {  // no sched domain: straight to the end
+        nohz_newidle_balance(cpu);
+        return false;
+    }
     // update_next_balance(): an idle CPU is due at its idle interval, not its busy one.
     Time next_balance = engine_.now() + kNsPerSec;
     auto update_next_balance = [&](size_t i) {
@@ -711,6 +721,7 @@ bool Scheduler::sched_balance_newidle(int cpu) {
     if (!overloaded || rq.avg_idle < rq.dom[0].max_newidle_lb_cost) {
         update_next_balance(0);
         rq.next_balance = std::min(rq.next_balance, next_balance);
+        nohz_newidle_balance(cpu);
         return false;
     }
     update_blocked_averages(cpu);
@@ -741,7 +752,18 @@ bool Scheduler::sched_balance_newidle(int cpu) {
     }
     rq.max_idle_balance_cost = std::max(rq.max_idle_balance_cost, cost);
     rq.next_balance = std::min(rq.next_balance, next_balance);
+    if (!pulled) nohz_newidle_balance(cpu);
     return pulled;
+}
+
+// nohz_newidle_balance(): a CPU going idle for long enough (avg_idle at least the migration cost)
+// updates the idle CPUs' blocked load itself, at the start of do_idle() (nohz_run_idle_balance()),
+// when it is due (nohz.has_blocked, nohz.next_blocked) and no kick's pass is coming.
+void Scheduler::nohz_newidle_balance(int cpu) {
+    Rq& rq = rq_of(cpu);
+    if (rq.avg_idle < cfg_.migration_cost_ns) return;
+    if (!nohz_has_blocked_ || engine_.now() < nohz_next_blocked_) return;
+    rq.nohz_newilb = true;
 }
 
 }  // namespace wakesim

@@ -291,6 +291,7 @@ private:
         bool overloaded = false;  // two or more tasks queued, delayed ones too (feeds rd->overloaded)
         std::vector<Task*> wake_list;
         bool need_resched = false;
+        bool nohz_newilb = false;  // NOHZ_NEWILB_KICK in nohz_flags(cpu): update idle CPUs' blocked load at idle entry
         Time idle_stamp = 0;  // 0: not idle
         int64_t avg_idle = 0;
         int64_t max_idle_balance_cost = 0;
@@ -511,9 +512,12 @@ private:
     bool update_newidle_cost(DomainState& ds, int64_t cost, int success);
     void sched_balance_domains(int cpu, bool idle);
     void nohz_balancer_kick(int busy_cpu);
-    // _nohz_idle_balance() on the kicked CPU, when its IPI arrives.
+    // nohz_idle_balance() on the kicked CPU, when its IPI arrives.
     void nohz_idle_balance(int ilb);
+    // _nohz_idle_balance(): the pass over nohz.idle_cpus_mask that `this_cpu` runs with `flags`.
+    void nohz_balance_pass(int this_cpu, uint8_t flags);
     bool sched_balance_newidle(int cpu);
+    void nohz_newidle_balance(int cpu);
     // active_load_balance_cpu_stop(): the stopper queued on `cpu` by an active balance moves one
     // task (the preempted one included) to push_cpu. __schedule() runs it before its pick.
     void active_load_balance_cpu_stop(int cpu);

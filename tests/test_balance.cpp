@@ -251,3 +251,49 @@ TEST_CASE("An idle CPU whose governor keeps the tick stays out of nohz.idle_cpus
     CHECK(u_seen);
     CHECK(u_cpu_in_mask);
 }
+
+TEST_CASE("A CPU going idle for long enough updates the idle CPUs' blocked load itself every 32 ms "
+          "(nohz_newidle_balance()), and one whose idle periods are short leaves it",
+          "[balance][nohz][pelt]") {
+    // e5-2650-2s with the kernels of 5.8-6.12, which lost a NOHZ kick to an MWAIT-idle CPU
+    // (polled_ilb_balances false): the kicked stats pass never runs here. A on CPU 1 runs 8 ms and
+    // sleeps; CPU 1 stops its tick a few ticks later, and its util_avg, as last updated, is what
+    // schedutil and the balancer read until someone runs update_blocked_averages() for it.
+    // B on CPU 2 runs 100 us, then sleeps `sleep`. With 900 us, CPU 2's avg_idle is above
+    // sysctl_sched_migration_cost (500 us), so at each idle entry at least 32 ms after the last
+    // pass (nohz.next_blocked) it runs the stats pass over nohz.idle_cpus_mask itself
+    // (nohz_run_idle_balance() in do_idle()): CPU 1's signal steps down every 32-34 ms. With
+    // 100 us its avg_idle stays under 500 us and nothing updates CPU 1.
+    auto updates = [](const std::string& sleep) {
+        const json d = doc(R"({"machine": {"preset": "e5-2650-2s", "profile": {"polled_ilb_balances": false}},
+            "workload": {"kind": "program", "tasks": [
+            {"name": "A", "cpus": "1", "program": [{"run": "8ms"}, {"sleep": "1s"}]},
+            {"name": "B", "cpus": "2", "program": [{"loop": 0, "do": [{"run": "100us"}, {"sleep": ")" +
+                           sleep + R"("}]}]}]},
+            "policies": ["plain"], "run": {"duration": "300ms"}})");
+        testutil::FuseSim sim(d);
+        std::vector<Time> at;  // when CPU 1's util_avg changed, once it had stopped its tick
+        double last = -1;
+        for (Time t = 30 * kNsPerMs; t <= 250 * kNsPerMs; t += 5'000) {
+            sim.engine.run_until(t);
+            if (!sim.sched.nohz_idle_mask().test(1)) continue;
+            const double u = sim.sched.cpu_util(1);
+            if (last >= 0 && u != last) {
+                CHECK(u < last);  // only decay: nothing runs on CPU 1
+                at.push_back(t);
+            }
+            last = u;
+        }
+        return at;
+    };
+    const std::vector<Time> long_idle = updates("900us");
+    INFO("updates of CPU 1's blocked util_avg with 900 us idle periods on CPU 2 (ns): " << ::Catch::Detail::stringify(long_idle));
+    REQUIRE(long_idle.size() >= 5);
+    for (size_t i = 1; i < long_idle.size(); ++i) {
+        CHECK(long_idle[i] - long_idle[i - 1] >= 32 * kNsPerMs);  // nohz.next_blocked
+        CHECK(long_idle[i] - long_idle[i - 1] <= 34 * kNsPerMs);  // B's next idle entry after that
+    }
+    const std::vector<Time> short_idle = updates("100us");
+    INFO("with 100 us idle periods: " << ::Catch::Detail::stringify(short_idle));
+    CHECK(short_idle.empty());
+}

@@ -193,8 +193,11 @@ TEST_CASE("On an E5-2650 a request/reply pair on one CPU is clearly fastest unde
     // The mechanism: split, each CPU is half busy and schedutil lets the package clock fall.
     CHECK(m.at("other-core/schedutil/plain").integer(Metric::freq_khz_busy) <
           m.at("same-cpu/schedutil/plain").integer(Metric::freq_khz_busy));
-    // performance holds P0, and the ping-pong keeps one core in C0 at a time: the one-core turbo bin.
-    CHECK(m.at("other-core/performance/plain").integer(Metric::freq_khz_busy) == 3400000);
+    // performance holds P0, and the ping-pong keeps one core in C0 at a time: the one-core turbo
+    // bin (3.4 GHz), but for the odd instants both cores are in C0 (a wake overlapping the
+    // waker's way to idle: the two-core bin), a few kHz of the busy average (3,399,998-3,399,999).
+    CHECK(m.at("other-core/performance/plain").integer(Metric::freq_khz_busy) <= 3400000);
+    CHECK(m.at("other-core/performance/plain").integer(Metric::freq_khz_busy) > 3399900);
 }
 
 TEST_CASE("fuse-bg-xeon: background requests on the next core beat fio's own core (table B direction), "
