@@ -593,6 +593,10 @@ static int wakesim_main(int argc, char** argv) {
         ->check(one_of({"table", "json", "markdown"}));
     validate->add_option("-j,--jobs,--threads", val_jobs, "runs in parallel (results are identical for any value)")
         ->check(whole_in(1, 256));
+    int val_seeds = 0;
+    validate->add_option("--seeds", val_seeds,
+                         "run seeds 1..N of every validation scenario instead of its own (does a verdict hold over more?)")
+        ->check(whole_in(1, 10000));
 
     auto* calib = app.add_subcommand(
         "calibrate", "fit a machine's profile parameters to measurements of that machine (weighted least squares)");
@@ -743,7 +747,13 @@ static int wakesim_main(int argc, char** argv) {
             return 0;
         }
         if (*validate) {
-            const auto results = run_validation(load_validation_scenarios(validation_files(val_paths)), val_jobs);
+            std::vector<Scenario> scenarios = load_validation_scenarios(validation_files(val_paths));
+            if (val_seeds > 0)
+                for (Scenario& sc : scenarios) {
+                    sc.seeds.clear();
+                    for (int i = 1; i <= val_seeds; ++i) sc.seeds.push_back(static_cast<uint64_t>(i));
+                }
+            const auto results = run_validation(scenarios, val_jobs);
             std::string text;
             if (val_format == "json")
                 text = validation_json(results).dump(2) + "\n";

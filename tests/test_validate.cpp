@@ -153,7 +153,7 @@ TEST_CASE("validate: a row that cannot pass makes the exit code 1, and says why"
     CHECK(run_wakesim("validate " + shell_quote(fixed), false).rc == 0);
 }
 
-TEST_CASE("validate: each seed's own ratio, and in how many seeds the row would pass", "[validate]") {
+TEST_CASE("validate: each seed's own ratio, in how many seeds the row would pass, and --seeds N", "[validate]") {
     // The runs of `wakesim run` on the same file give each seed's figures: validate's ratio of a
     // seed is the numerator's run over the denominator's run with that seed.
     const CmdResult run = run_wakesim("run " + shell_quote(kImpossible) + " --format json", false);
@@ -187,6 +187,17 @@ TEST_CASE("validate: each seed's own ratio, and in how many seeds the row would 
         CHECK(row.at("simulated_ratio").get<double>() >= lo - 1e-6);
         CHECK(row.at("simulated_ratio").get<double>() <= hi + 1e-6);
     }
+    // --seeds N runs seeds 1..N of every file instead of its own.
+    const CmdResult three = run_wakesim("validate --seeds 3 " + shell_quote(kImpossible) + " --format json", false);
+    REQUIRE(three.rc == 1);
+    for (const auto& row : nlohmann::json::parse(three.out).at("rows")) {
+        CHECK(row.at("seeds") == 3);
+        CHECK(row.at("simulated_ratio_by_seed").size() == 3);
+    }
+    const CmdResult zero = run_wakesim("validate --seeds 0 " + shell_quote(kImpossible));
+    CHECK(zero.rc == 2);
+    CHECK(count_lines(zero.out) == 1);
+    CHECK(contains(zero.out, "--seeds"));
     const CmdResult table = run_wakesim("validate " + shell_quote(kImpossible), false);
     CHECK(contains(table.out, "by seed"));
     CHECK(contains(table.out, "seeds passing"));
