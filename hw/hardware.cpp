@@ -289,7 +289,7 @@ void Hardware::request(Domain& d, int64_t khz) {
 
 // cpufreq_update_util() under schedutil: sugov_iowait_boost(), then, once the policy's rate
 // limit allows, sugov_update_single_freq() (a policy of one CPU) or sugov_update_shared().
-void Hardware::util_changed(int cpu, bool iowait) {
+void Hardware::util_changed(int cpu, bool iowait, int from) {
     if (gov_ != Gov::schedutil) return;
     const Time now = engine_.now();
     // sugov_iowait_boost(): a boost left from more than a tick ago restarts; a wakeup from I/O
@@ -305,6 +305,11 @@ void Hardware::util_changed(int cpu, bool iowait) {
     sc.last_update = now;
     if (!client_) return;
     Domain& d = doms_[static_cast<size_t>(dom_of_[static_cast<size_t>(cpu)])];
+    // sugov_should_update_freq(): cpufreq_this_cpu_can_update(): only a CPU of the policy, unless
+    // the driver takes requests from any CPU.
+    if (from >= 0 && from != cpu && !prof_.dvfs_from_any_cpu &&
+        (prof_.cpufreq_per_cpu || dom_of_[static_cast<size_t>(from)] != dom_of_[static_cast<size_t>(cpu)]))
+        return;
     if (prof_.cpufreq_per_cpu || d.cpus.size() == 1) {
         // sugov_update_single_freq(): this CPU's own request; the CPUs sharing the clock run at
         // the highest request among them (hardware coordination).

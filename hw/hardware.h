@@ -58,13 +58,14 @@ public:
     void set_busy(int cpu, bool busy);
     // cpufreq_update_util(): the CPU's utilisation changed (enqueue, dequeue, tick); `iowait`:
     // SCHED_CPUFREQ_IOWAIT, a task woken from I/O wait was enqueued.
-    void util_changed(int cpu, bool iowait = false);
+    // `from`: the CPU making the update (-1: unknown, taken as `cpu`'s own).
+    void util_changed(int cpu, bool iowait = false, int from = -1);
     // The scheduler has a clamped task (uclamp_is_used()): schedutil reads the runqueues' clamps.
     void set_uclamp_used() { uclamp_ = true; }
     // sugov_iowait_boost(): a task woken from I/O wait raises the CPU's boost (128, doubling at
     // each such wakeup up to 1024); each evaluation of the policy without one halves it, and a
     // CPU without a cpufreq update for a tick loses it (sugov_iowait_apply()).
-    void iowait_boost(int cpu) { util_changed(cpu, true); }
+    void iowait_boost(int cpu, int from = -1) { util_changed(cpu, true, from); }
     // The boost as the CPU's state holds it (not applied: applying it halves it).
     int64_t iowait_boost_value(int cpu) const { return sg_[static_cast<size_t>(cpu)].boost; }
 

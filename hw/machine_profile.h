@@ -43,6 +43,7 @@ struct MachineProfile {
     bool cpufreq_per_cpu = false;    // each CPU its own cpufreq policy; a shared clock runs at the highest request
     bool runnable_boost = true;       // schedutil and migrate_util read runnable_avg too (Linux 6.5+)
     bool polled_ilb_balances = true;  // an ILB kick of a polling-idle CPU balances (Linux 6.13+)
+    bool dvfs_from_any_cpu = false;  // policy->dvfs_possible_from_any_cpu: schedutil acts on another CPU's update
     int64_t vcpu_pack = 0;            // the guest kernel's sched_vcpu_pack bits (out of tree); 0: mainline
     int64_t cost_jitter_pct = 3;      // each kernel-path cost varies uniformly by +-this percent (seeded)
     // One-way cache-line transfer between two CPUs by distance (published core-to-core latency).

@@ -74,6 +74,8 @@ public:
     // idle_get_state(rq)->exit_latency: the exit latency of the idle state an idle CPU is in,
     // -1 when it is in none (not idle, or its idle loop has not chosen one).
     virtual int64_t idle_exit_latency(int cpu) const = 0;
+    // The CPU whose kernel code runs now (a task's, or an interrupt's), -1 outside any.
+    virtual int this_cpu() const = 0;
 };
 
 }  // namespace wakesim

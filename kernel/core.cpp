@@ -147,7 +147,7 @@ void Scheduler::ttwu_do_activate(int cpu, Task& p, uint32_t flags) {
     }
     if (p.in_iowait) {  // enqueue_task_fair(): cpufreq_update_util(rq, SCHED_CPUFREQ_IOWAIT)
         p.in_iowait = false;
-        hw_.iowait_boost(cpu);
+        hw_.iowait_boost(cpu, arch_ ? arch_->this_cpu() : -1);
     }
     enqueue(cpu, p, false);
     p.state = TaskState::runnable;

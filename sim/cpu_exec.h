@@ -120,6 +120,7 @@ public:
     void set_mark(const Time* t) { mark_ = t ? t : &kNoMark; }
     Time cpu_busy_at_mark(int cpu) const;
     int64_t idle_exit_latency(int cpu) const override { return hw_.idle_exit_latency(cpu); }
+    int this_cpu() const override { return driving_cpu_ >= 0 ? driving_cpu_ : local_cpu_; }
 
     // HardwareClient
     double cpu_util(int cpu) const override { return sched_.cpu_util_cfs_boost(cpu); }  // schedutil's input

@@ -226,3 +226,39 @@ TEST_CASE("clocks: a small scenario on sm8250 runs the prime at its top while a 
     CHECK(std::find(seen.begin(), seen.end(), "2841600") != seen.end());
     CHECK(std::find(seen.begin(), seen.end(), "300000") != seen.end());
 }
+
+TEST_CASE("clocks: schedutil acts on a CPU's update only when it is made on a CPU of the policy, unless the "
+          "driver takes requests from any CPU (dvfs_possible_from_any_cpu)",
+          "[clocks][hardware]") {
+    // sugov_should_update_freq(): cpufreq_this_cpu_can_update(). acpi-cpufreq and intel_cpufreq
+    // leave the flag clear: a wakeup that enqueues on a big CPU from a little one, or a little
+    // CPU's blocked-load update of an idle big one, leaves the big policy's clock to its own CPUs.
+    for (const bool any : {false, true}) {
+        INFO("dvfs_from_any_cpu " << any);
+        Rig r;
+        r.prof.dvfs_from_any_cpu = any;  // Hardware reads the profile it was given
+        r.set_util(2, 0.1);
+        r.set_util(3, 0.0);
+        REQUIRE(r.hw.freq_khz(2) == 800000);
+        r.advance(2 * kNsPerMs);
+        r.client.util[2] = 0.95 * r.topo.cpu(2).capacity;
+        r.hw.util_changed(2, false, 0);  // made on little CPU 0
+        CHECK(r.hw.freq_khz(2) == (any ? kBigMax : 800000));
+        r.hw.util_changed(2, false, 3);  // made on big CPU 3: the same policy
+        CHECK(r.hw.freq_khz(2) == kBigMax);
+    }
+    // Each CPU its own policy (cpufreq_per_cpu, hardware coordination): only the CPU itself.
+    Rig r;
+    r.prof.dvfs_from_any_cpu = false;
+    r.prof.cpufreq_per_cpu = true;
+    r.set_util(2, 0.1);
+    r.set_util(3, 0.0);
+    r.advance(2 * kNsPerMs);
+    r.set_util(3, 0.0);
+    REQUIRE(r.hw.freq_khz(2) == 800000);
+    r.client.util[2] = 0.95 * r.topo.cpu(2).capacity;
+    r.hw.util_changed(2, false, 3);  // its SMT sibling or core neighbour: refused
+    CHECK(r.hw.freq_khz(2) == 800000);
+    r.hw.util_changed(2, false, 2);
+    CHECK(r.hw.freq_khz(2) == kBigMax);
+}
