@@ -147,7 +147,7 @@ void Scheduler::ttwu_do_activate(int cpu, Task& p, uint32_t flags) {
     }
     if (p.in_iowait) {  // enqueue_task_fair(): cpufreq_update_util(rq, SCHED_CPUFREQ_IOWAIT)
         p.in_iowait = false;
-        hw_.iowait_boost(cpu, arch_ ? arch_->this_cpu() : -1);
+        hw_.iowait_boost(cpu, this_cpu());
     }
     enqueue(cpu, p, false);
     p.state = TaskState::runnable;
@@ -499,8 +499,9 @@ void Scheduler::go_idle(int cpu) {
     rq.idle_stamp = now();
     update_idle_state(cpu);
     update_idle_core(cpu);
-    // do_idle()'s nohz_run_idle_balance(): only when no kick's pass is on its way here.
-    if (std::exchange(rq.nohz_newilb, false) && nohz_ilb_ != cpu && !rq.need_resched)
+    // do_idle()'s nohz_run_idle_balance(): only when no kick's pass is on its way here (its
+    // need_resched test holds: __schedule() cleared the flag).
+    if (std::exchange(rq.nohz_newilb, false) && nohz_ilb_ != cpu)
         nohz_balance_pass(cpu, NOHZ_STATS_KICK);
     arch_->enter_idle(cpu, prev);
 }

@@ -102,7 +102,7 @@ inline void Scheduler::cpufreq_update_util(int cpu) {
     Rq& rq = rq_of(cpu);
     if (!rq.util_decayed) return;
     rq.util_decayed = false;
-    hw_.util_changed(cpu, false, arch_ ? arch_->this_cpu() : -1);
+    hw_.util_changed(cpu, false, this_cpu());
 }
 
 // __update_load_avg_se(): load while on the runqueue (se->on_rq: a delayed sleeper too),

@@ -514,8 +514,8 @@ private:
     void nohz_balancer_kick(int busy_cpu);
     // nohz_idle_balance() on the kicked CPU, when its IPI arrives.
     void nohz_idle_balance(int ilb);
-    // _nohz_idle_balance(): the pass over nohz.idle_cpus_mask that `this_cpu` runs with `flags`.
-    void nohz_balance_pass(int this_cpu, uint8_t flags);
+    // _nohz_idle_balance(): the pass over nohz.idle_cpus_mask that `ilb` runs with `flags`.
+    void nohz_balance_pass(int ilb, uint8_t flags);
     bool sched_balance_newidle(int cpu);
     void nohz_newidle_balance(int cpu);
     // active_load_balance_cpu_stop(): the stopper queued on `cpu` by an active balance moves one
@@ -530,6 +530,8 @@ private:
     SchedConfig cfg_;
     Hardware& hw_;
     SchedArch* arch_ = nullptr;
+    // The CPU whose kernel code runs now (smp_processor_id()), -1 outside any.
+    int this_cpu() const { return arch_ ? arch_->this_cpu() : -1; }
     SchedObserver* obs_;
     uint32_t obs_mask_ = 0;  // obs_->interests()
     RngStream rng_balance_;
