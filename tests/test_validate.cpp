@@ -190,7 +190,8 @@ TEST_CASE("validate: each seed's own ratio, in how many seeds the row would pass
     // --seeds N runs seeds 1..N of every file instead of its own.
     const CmdResult three = run_wakesim("validate --seeds 3 " + shell_quote(kImpossible) + " --format json", false);
     REQUIRE(three.rc == 1);
-    for (const auto& row : nlohmann::json::parse(three.out).at("rows")) {
+    const nlohmann::json three_json = nlohmann::json::parse(three.out);  // alive through the loop
+    for (const auto& row : three_json.at("rows")) {
         CHECK(row.at("seeds") == 3);
         CHECK(row.at("simulated_ratio_by_seed").size() == 3);
     }
