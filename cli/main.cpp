@@ -593,8 +593,7 @@ static int wakesim_main(int argc, char** argv) {
         ->check(one_of({"table", "json", "markdown"}));
     validate->add_option("-j,--jobs,--threads", val_jobs, "runs in parallel (results are identical for any value)")
         ->check(whole_in(1, 256));
-    int val_seeds = 0;
-    validate->add_option("--seeds", val_seeds,
+    validate->add_option("--seeds", seeds,
                          "run seeds 1..N of every validation scenario instead of its own (does a verdict hold over more?)")
         ->check(whole_in(1, 10000));
 
@@ -748,11 +747,8 @@ static int wakesim_main(int argc, char** argv) {
         }
         if (*validate) {
             std::vector<Scenario> scenarios = load_validation_scenarios(validation_files(val_paths));
-            if (val_seeds > 0)
-                for (Scenario& sc : scenarios) {
-                    sc.seeds.clear();
-                    for (int i = 1; i <= val_seeds; ++i) sc.seeds.push_back(static_cast<uint64_t>(i));
-                }
+            if (seeds > 0)
+                for (Scenario& sc : scenarios) sc.seeds = seeds_up_to(seeds);
             const auto results = run_validation(scenarios, val_jobs);
             std::string text;
             if (val_format == "json")
@@ -835,10 +831,7 @@ static int wakesim_main(int argc, char** argv) {
                 if (r.regression) return 1;
             return 0;
         }
-        if (seeds > 0) {
-            sc.seeds.clear();
-            for (int i = 1; i <= seeds; ++i) sc.seeds.push_back(static_cast<uint64_t>(i));
-        }
+        if (seeds > 0) sc.seeds = seeds_up_to(seeds);
         if (one_seed >= 0) sc.seeds = {static_cast<uint64_t>(one_seed)};
         if (*baseline) {
             refuse_overwrite(out_path, force);

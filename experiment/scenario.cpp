@@ -174,6 +174,12 @@ std::string scenario_hash(const nlohmann::json& doc) {
     return out;
 }
 
+std::vector<uint64_t> seeds_up_to(int64_t n) {
+    std::vector<uint64_t> seeds;
+    for (int64_t i = 1; i <= n; ++i) seeds.push_back(static_cast<uint64_t>(i));
+    return seeds;
+}
+
 Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
     JsonNode root(doc, file);
     root.require_object();
@@ -224,8 +230,7 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
                     sc.seeds.push_back(seed);
                 }
             } else {
-                const int64_t n = seeds->as_int(1, 10000);
-                for (int64_t i = 1; i <= n; ++i) sc.seeds.push_back(static_cast<uint64_t>(i));
+                sc.seeds = seeds_up_to(seeds->as_int(1, 10000));
             }
         }
     });

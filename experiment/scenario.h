@@ -76,6 +76,8 @@ std::string scenario_hash(const nlohmann::json& doc);
 // Reads and validates a scenario file. Errors are InputError (file, JSON pointer, expectation).
 // Each name of `wanted` that the file's "policies" lack but the policy registry has is appended
 // with its default parameters (`run --policy NAME`).
+// Seeds 1..n: a scenario's `"seeds": n` and the command line's `--seeds n`.
+std::vector<uint64_t> seeds_up_to(int64_t n);
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& wanted = {});
 // The same from an already parsed document (`file` is used in messages and to resolve paths).
 Scenario parse_scenario(const nlohmann::json& doc, const std::string& file);
