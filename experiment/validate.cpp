@@ -277,13 +277,13 @@ std::vector<ValidationResult> run_validation(const std::vector<Scenario>& scenar
         for (const ValidationRow& row : sc.validation) {
             // The metric's value in each seed (the scenario's seed order), and whether every run
             // completed.
-            auto by_seed = [&](const ValidationSide& side, bool& completed) {
+            auto by_seed = [&](const ValidationSide& side, std::vector<bool>& completed) {
                 const size_t pi = index.at(Pair{s, side.case_name, side.policy});
                 std::vector<double> values;
                 for (size_t i = 0; i < work.size(); ++i) {
                     if (work[i].pair != pi) continue;
                     values.push_back(results[i].metrics.get(row.metric));
-                    completed = completed && results[i].completed;
+                    completed.push_back(results[i].completed);
                 }
                 return values;
             };
@@ -294,9 +294,11 @@ std::vector<ValidationResult> run_validation(const std::vector<Scenario>& scenar
             v.scenario = sc.name;
             v.file = sc.file;
             v.row = row;
-            v.completed = true;
-            const std::vector<double> num = by_seed(row.numerator, v.completed);
-            const std::vector<double> den = by_seed(row.denominator, v.completed);
+            std::vector<bool> num_done, den_done;
+            const std::vector<double> num = by_seed(row.numerator, num_done);
+            const std::vector<double> den = by_seed(row.denominator, den_done);
+            v.completed = std::all_of(num_done.begin(), num_done.end(), [](bool b) { return b; }) &&
+                          std::all_of(den_done.begin(), den_done.end(), [](bool b) { return b; });
             v.seeds = num.size();
             v.numerator = mean(num);
             v.denominator = mean(den);
@@ -317,7 +319,8 @@ std::vector<ValidationResult> run_validation(const std::vector<Scenario>& scenar
                 const double r = den[k] > 0 ? num[k] / den[k] : std::numeric_limits<double>::infinity();
                 v.ratio_by_seed.push_back(r);
                 const RowVerdict one = judge_ratio(row.published_ratio, r, row.tolerance);
-                v.seeds_passing += one.direction_ok && one.magnitude_ok;
+                // A seed passes as a row does: its two runs must have completed too.
+                v.seeds_passing += one.direction_ok && one.magnitude_ok && num_done[k] && den_done[k];
             }
             out.push_back(std::move(v));
         }

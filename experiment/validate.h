@@ -47,8 +47,9 @@ struct ValidationResult {
     size_t seeds = 0;
     double simulated_ratio = 0;
     // The ratio of each seed's runs (numerator and denominator ran with the same seed), in the
-    // scenario's seed order, and how many of them the pass rule alone would pass: a verdict that
-    // holds in every seed is not the luck of the seeds chosen.
+    // scenario's seed order, and in how many of them the row would pass on that seed's runs
+    // alone (the rule above, both runs completed): a verdict that holds in every seed is not the
+    // luck of the seeds chosen.
     std::vector<double> ratio_by_seed;
     size_t seeds_passing = 0;
     double error = 0;          // simulated_ratio / published_ratio - 1

@@ -195,6 +195,21 @@ TEST_CASE("validate: each seed's own ratio, in how many seeds the row would pass
         CHECK(row.at("seeds") == 3);
         CHECK(row.at("simulated_ratio_by_seed").size() == 3);
     }
+    // A seed counts as passing only when its two runs completed, as a row does: X2's ratio
+    // passes in both seeds, but with the pinned case stopped at 5 ms (of about 10) neither seed does.
+    TempDir tmp;
+    const std::string stopped = edited_impossible(tmp, "stopped.json", [](nlohmann::json& d) {
+        d["cases"][1]["set"]["run"] = {{"duration", "5ms"}};
+    });
+    const CmdResult cut = run_wakesim("validate " + shell_quote(stopped) + " --format json", false);
+    INFO(cut.out);
+    REQUIRE(cut.rc == 1);
+    const nlohmann::json cut_json = nlohmann::json::parse(cut.out);
+    const nlohmann::json& x2 = cut_json.at("rows")[1];
+    CHECK(x2.at("completed") == false);
+    CHECK(x2.at("pass") == false);
+    CHECK(x2.at("magnitude_ok") == true);
+    CHECK(x2.at("seeds_passing") == 0);
     const CmdResult zero = run_wakesim("validate --seeds 0 " + shell_quote(kImpossible));
     CHECK(zero.rc == 2);
     CHECK(count_lines(zero.out) == 1);
