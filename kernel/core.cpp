@@ -396,13 +396,19 @@ void Scheduler::sched_tick(int cpu) {
     if (rq.curr && rq.curr->group >= 0 && rq.curr->on_rq) update_cfs_group(cpu, cfs_of(*rq.curr, cpu));
     cpufreq_update_util(cpu);
     nohz_balancer_kick(cpu);
-    if (now() >= rq.next_balance) sched_balance_domains(cpu, false);
+    if (now() >= rq.next_balance) {  // sched_balance_softirq()
+        update_blocked_averages(cpu);
+        sched_balance_domains(cpu, false);
+    }
 }
 
 // sched_tick() of an idle CPU: sched_balance_trigger() raises SCHED_SOFTIRQ when the CPU's own
 // balance is due, and nohz_balancer_kick() returns at once (rq->idle_balance).
 void Scheduler::sched_tick_idle(int cpu) {
-    if (now() >= rq_of(cpu).next_balance) sched_balance_domains(cpu, available_idle_cpu(cpu));
+    if (now() >= rq_of(cpu).next_balance) {  // sched_balance_softirq()
+        update_blocked_averages(cpu);
+        sched_balance_domains(cpu, available_idle_cpu(cpu));
+    }
 }
 
 // fair.c pick_task_fair(): pick_eevdf() on the root, then on the picked group's runqueue; a delayed

@@ -557,7 +557,6 @@ bool Scheduler::update_newidle_cost(DomainState& ds, int64_t cost, int success) 
 }
 
 void Scheduler::sched_balance_domains(int cpu, bool idle) {
-    update_blocked_averages(cpu);  // sched_balance_softirq() does so before it balances
     Rq& rq = rq_of(cpu);
     const Time now = engine_.now();
     const auto& levels = sd_.of(cpu).levels;
@@ -598,6 +597,7 @@ void Scheduler::sched_balance_domains(int cpu, bool idle) {
 // since its last busy tick adds it to nohz.idle_cpus_mask (set_cpu_sd_state_idle(): one busy CPU
 // fewer in its LLC) and asks for nohz.next_balance to be collated again.
 void Scheduler::nohz_balance_enter_idle(int cpu) {
+    rq_of(cpu).has_blocked_load = true;
     nohz_has_blocked_ = true;
     if (nohz_idle_.test(cpu)) return;
     nohz_idle_.set(cpu);
@@ -613,7 +613,7 @@ void Scheduler::nohz_balancer_kick(int busy_cpu) {
     nohz_idle_.clear(busy_cpu);     // nohz_balance_exit_idle(): the first busy tick
     if (nohz_idle_.empty()) return;  // nohz.nr_cpus
     const Time now = engine_.now();
-    uint8_t flags = nohz_has_blocked_ && now > nohz_next_blocked_ ? NOHZ_STATS_KICK : 0;
+    uint8_t flags = nohz_has_blocked_ && jiffies() > nohz_next_blocked_ ? NOHZ_STATS_KICK : 0;  // time_after()
     if (now >= nohz_next_balance_) {
         const Rq& brq = rq_of(busy_cpu);
         const auto& dom = sd_.of(busy_cpu);
@@ -659,6 +659,16 @@ void Scheduler::nohz_idle_balance(int ilb) {
     nohz_balance_pass(ilb, flags);
 }
 
+// update_nohz_stats(): an idle CPU's blocked load brought up to date, unless it has none left or
+// was updated in this jiffy; whether it still has some.
+bool Scheduler::update_nohz_stats(int cpu) {
+    Rq& rq = rq_of(cpu);
+    if (!rq.has_blocked_load || !nohz_idle_.test(cpu)) return false;
+    if (jiffies() <= rq.last_blocked_load_update_tick) return true;
+    update_blocked_averages(cpu);
+    return rq.has_blocked_load;
+}
+
 // _nohz_idle_balance(): goes through the idle CPUs of nohz.idle_cpus_mask, `ilb` last: updates
 // their blocked load (NOHZ_STATS_KICK), runs the periodic balance of each that is due
 // (NOHZ_BALANCE_KICK), and collates nohz.next_balance; a CPU that received tasks is woken. Like
@@ -670,18 +680,11 @@ void Scheduler::nohz_balance_pass(int ilb, uint8_t flags) {
     bool collated = false;
     if (stats) nohz_has_blocked_ = false;  // set again below for any CPU whose signals are not yet zero
     if (flags & NOHZ_NEXT_KICK) nohz_needs_update_ = false;
+    const int64_t start = jiffies();
     auto balance = [&](int c) {
         Rq& rq = rq_of(c);
-        const bool due = balance_kick && engine_.now() >= rq.next_balance;
-        if (stats) {
-            if (!due) update_blocked_averages(c);  // update_nohz_stats(); the balance below does it first
-            // update_blocked_load_status(): cfs_rq_is_decayed() once every sum reached zero
-            bool blocked = rq.pelt.load_sum || rq.pelt.util_sum || rq.pelt.runnable_sum || !rq.removed.empty();
-            for (const TaskGroupState& tg : groups_)
-                if (tg.cpu[static_cast<size_t>(c)].avg.load_sum) blocked = true;
-            if (blocked) nohz_has_blocked_ = true;
-        }
-        if (due) sched_balance_domains(c, true);
+        if (stats && update_nohz_stats(c)) nohz_has_blocked_ = true;
+        if (balance_kick && engine_.now() >= rq.next_balance) sched_balance_domains(c, true);
         next = std::min(next, rq.next_balance);
         collated = true;
         if (balance_kick && c != ilb && !rq.curr && rq.nr_running > 0) {
@@ -694,7 +697,8 @@ void Scheduler::nohz_balance_pass(int ilb, uint8_t flags) {
     for (int c = cpus.next(ilb + 1); c >= 0; c = cpus.next(c + 1)) balance(c);
     for (int c = cpus.first(); c >= 0 && c < ilb; c = cpus.next(c + 1)) balance(c);
     if (cpus.test(ilb)) balance(ilb);
-    if (stats) nohz_next_blocked_ = engine_.now() + 32 * kNsPerMs;  // nohz.next_blocked: LOAD_AVG_PERIOD
+    // nohz.next_blocked: msecs_to_jiffies(LOAD_AVG_PERIOD), rounded up to whole jiffies.
+    if (stats) nohz_next_blocked_ = start + (32 * kNsPerMs + tick_ns_ - 1) / tick_ns_;
     if (balance_kick && !rq_of(ilb).curr && rq_of(ilb).nr_running > 0) rq_of(ilb).idle_stamp = 0;
     if (collated) nohz_next_balance_ = next;
 }
@@ -762,7 +766,7 @@ bool Scheduler::sched_balance_newidle(int cpu) {
 void Scheduler::nohz_newidle_balance(int cpu) {
     Rq& rq = rq_of(cpu);
     if (rq.avg_idle < cfg_.migration_cost_ns) return;
-    if (!nohz_has_blocked_ || engine_.now() < nohz_next_blocked_) return;
+    if (!nohz_has_blocked_ || jiffies() < nohz_next_blocked_) return;  // time_before()
     rq.nohz_newilb = true;
 }
 

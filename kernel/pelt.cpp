@@ -204,9 +204,16 @@ void Scheduler::update_tg_load_avg(int cpu, int group) {
 // subtracted (only grouped tasks leave them pending), each group's part of its tg->load_avg
 // refreshed.
 void Scheduler::update_blocked_averages(int cpu) {
+    Rq& rq = rq_of(cpu);
+    rq.last_blocked_load_update_tick = jiffies();  // update_blocked_load_tick()
     pelt_update_cpu(cpu);
     for (size_t g = 0; g < groups_.size(); ++g) pelt_update_group(cpu, static_cast<int>(g));
     cpufreq_update_util(cpu);  // sched_balance_update_blocked_averages(): if decayed
+    // update_blocked_load_status(): cleared once every sum reached zero (cfs_rq_is_decayed()).
+    bool blocked = rq.pelt.load_sum || rq.pelt.util_sum || rq.pelt.runnable_sum || !rq.removed.empty();
+    for (const TaskGroupState& tg : groups_)
+        if (tg.cpu[static_cast<size_t>(cpu)].avg.load_sum) blocked = true;
+    if (!blocked) rq.has_blocked_load = false;
 }
 
 // cpu_util_cfs() = cpu_util(cpu, NULL, -1, 0), inline in kernel/sched.h: util_avg raised, with

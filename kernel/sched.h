@@ -292,6 +292,8 @@ private:
         std::vector<Task*> wake_list;
         bool need_resched = false;
         bool nohz_newilb = false;  // NOHZ_NEWILB_KICK in nohz_flags(cpu): update idle CPUs' blocked load at idle entry
+        bool has_blocked_load = false;  // rq->has_blocked_load: signals left that may not have decayed to zero
+        int64_t last_blocked_load_update_tick = -1;  // rq->last_blocked_load_update_tick, in jiffies
         Time idle_stamp = 0;  // 0: not idle
         int64_t avg_idle = 0;
         int64_t max_idle_balance_cost = 0;
@@ -488,6 +490,8 @@ private:
     // its migrated tasks left come off the group's signal and the CPU's; true if there were any.
     bool pelt_apply_removed(int cpu, int group);
     void update_blocked_averages(int cpu);
+    bool update_nohz_stats(int cpu);
+    int64_t jiffies() const { return engine_.now() / tick_ns_; }
     // update_load_avg(UPDATE_TG) of `group`'s runqueue on `cpu`: its load brought to now, the
     // removed contributions off, then update_tg_load_avg().
     void pelt_update_group(int cpu, int group);
@@ -510,7 +514,7 @@ private:
     // CPU of the local group balances this level (should_we_balance()).
     int sched_balance_rq(int cpu, int level, CpuIdle idle, bool& continue_balancing);
     bool update_newidle_cost(DomainState& ds, int64_t cost, int success);
-    void sched_balance_domains(int cpu, bool idle);
+    void sched_balance_domains(int cpu, bool idle);  // the caller brings the blocked averages up to date
     void nohz_balancer_kick(int busy_cpu);
     // nohz_idle_balance() on the kicked CPU, when its IPI arrives.
     void nohz_idle_balance(int ilb);
@@ -590,7 +594,7 @@ private:
     CpuSet nohz_idle_;                // nohz.idle_cpus_mask: CPUs that stopped their tick (rq->nohz_tick_stopped)
     bool nohz_needs_update_ = false;  // nohz.needs_update: a CPU stopped its tick since the last collation
     bool nohz_kick_lost_ = false;    // that kick was polled and the kernel drops it (polled_ilb_balances)
-    Time nohz_next_blocked_ = 0;     // nohz.next_blocked
+    int64_t nohz_next_blocked_ = 0;  // nohz.next_blocked, in jiffies
     bool nohz_has_blocked_ = false;  // nohz.has_blocked: an idle CPU's signals may not have decayed yet
     std::vector<Task*> lb_tasks_;    // detach_tasks()' walk of cfs_tasks (reused, no allocation)
     std::vector<EmPerfDomain> pds_;  // rd->pd

@@ -261,9 +261,10 @@ TEST_CASE("A CPU going idle for long enough updates the idle CPUs' blocked load 
     // schedutil and the balancer read until someone runs update_blocked_averages() for it.
     // B on CPU 2 runs 100 us, then sleeps `sleep`. With 900 us, CPU 2's avg_idle is above
     // sysctl_sched_migration_cost (500 us), so at each idle entry at least 32 ms after the last
-    // pass (nohz.next_blocked) it runs the stats pass over nohz.idle_cpus_mask itself
-    // (nohz_run_idle_balance() in do_idle()): CPU 1's signal steps down every 32-34 ms. With
-    // 100 us its avg_idle stays under 500 us and nothing updates CPU 1.
+    // pass (nohz.next_blocked, in jiffies) it runs the stats pass over nohz.idle_cpus_mask itself
+    // (nohz_run_idle_balance() in do_idle()): CPU 1's signal steps down at B's first idle entry
+    // from the eighth jiffy (HZ=250: msecs_to_jiffies(32)) after the last pass's. With 100 us its
+    // avg_idle stays under 500 us and nothing updates CPU 1.
     auto updates = [](const std::string& sleep) {
         const json d = doc(R"({"machine": {"preset": "e5-2650-2s", "profile": {"polled_ilb_balances": false}},
             "workload": {"kind": "program", "tasks": [
@@ -289,9 +290,13 @@ TEST_CASE("A CPU going idle for long enough updates the idle CPUs' blocked load 
     const std::vector<Time> long_idle = updates("900us");
     INFO("updates of CPU 1's blocked util_avg with 900 us idle periods on CPU 2 (ns): " << ::Catch::Detail::stringify(long_idle));
     REQUIRE(long_idle.size() >= 5);
+    const Time jiffy = 4 * kNsPerMs;
     for (size_t i = 1; i < long_idle.size(); ++i) {
-        CHECK(long_idle[i] - long_idle[i - 1] >= 32 * kNsPerMs);  // nohz.next_blocked
-        CHECK(long_idle[i] - long_idle[i - 1] <= 34 * kNsPerMs);  // B's next idle entry after that
+        // nohz.next_blocked = the pass's jiffy + 8; nohz_newidle_balance() waits until jiffies
+        // reaches it (time_before()), then B's next idle entry (every 1.1 ms) runs the pass.
+        const Time due = (long_idle[i - 1] / jiffy + 8) * jiffy;
+        CHECK(long_idle[i] >= due);
+        CHECK(long_idle[i] - due <= 1'200'000);
     }
     const std::vector<Time> short_idle = updates("100us");
     INFO("with 100 us idle periods: " << ::Catch::Detail::stringify(short_idle));
