@@ -223,7 +223,7 @@ int Scheduler::sched_balance_find_src_group(LbEnv& env) {
     };
     SgStats local = stats(D.groups.front(), true);
     double total_load = local.group_load, total_capacity = local.group_capacity;
-    SgStats busiest;
+    SgStats busiest;  // init_sd_lb_stats(): busiest_stat has spare, with every CPU idle
     busiest.idle_cpus = std::numeric_limits<int>::max();
     int busiest_g = -1;
     for (size_t gi = 1; gi < D.groups.size(); ++gi) {
@@ -237,7 +237,7 @@ int Scheduler::sched_balance_find_src_group(LbEnv& env) {
             if (asym && s.type == GroupType::misfit_task &&
                 (!capacity_greater(capacity_of(env.dst), s.max_capacity) || local.type != GroupType::has_spare))
                 return false;
-            if (busiest_g < 0 || s.type > busiest.type) return true;
+            if (s.type > busiest.type) return true;
             if (s.type < busiest.type) return false;
             bool has_spare = false;
             switch (s.type) {
@@ -371,7 +371,7 @@ int Scheduler::sched_balance_find_src_rq(const LbEnv& env, int group) const {
                 const double load = cpu_load(c);
                 // One task heavier than the imbalance on a CPU of full capacity: leave it.
                 if (nr == 1 && load > env.imbalance) break;
-                if (busiest < 0 || load * busiest_cap > busiest_load * cap) {
+                if (load * busiest_cap > busiest_load * cap) {  // a CPU of no load is never the busiest
                     busiest_load = load;
                     busiest_cap = cap;
                     busiest = c;
@@ -381,7 +381,7 @@ int Scheduler::sched_balance_find_src_rq(const LbEnv& env, int group) const {
             case MigrationType::util: {
                 if (nr <= 1) continue;
                 const double util = cpu_util_cfs_boost(c);
-                if (busiest < 0 || busiest_util < util) {
+                if (busiest_util < util) {
                     busiest_util = util;
                     busiest = c;
                 }
