@@ -13,14 +13,6 @@
 
 namespace wakesim {
 
-namespace {
-// y^(dt / 1024 us) with y^32 = 1/2: how much of a PELT signal is left after dt since its last
-// update, for the estimate feec makes of every CPU at one wakeup (the signals themselves decay
-// in whole periods, kernel/pelt.h).
-double elapsed_decay(Time dt) { return dt <= 0 ? 1.0 : std::exp2(-static_cast<double>(dt) / (32.0 * 1024.0 * 1024.0)); }
-}  // namespace
-
-
 void Scheduler::build_perf_domains() {
     pds_.clear();
     eas_ = false;
@@ -66,15 +58,14 @@ bool Scheduler::cpu_overutilized(int cpu) const {
 }
 
 // The CPUs' signals once per EAS wakeup (feec reads them many times): util_avg and runnable_avg
-// brought to now, the runqueue's util_est. Returns rd->overutilized's first CPU, -1: none.
+// as last updated (cpu_util() reads cfs_rq->avg: an idle CPU's until a blocked-load update), the
+// runqueue's util_est. Returns rd->overutilized's first CPU, -1: none.
 int Scheduler::eas_snapshot() {
     for (int c = 0; c < topo_.nr_cpus(); ++c) {
         const Rq& rq = rq_of(c);
-        const double d = elapsed_decay(engine_.now() - rq.pelt.last_update);
-        const double full = 1024.0 * hw_.invariant_speed(c) * (1.0 - d);
         EasCpu& e = eas_cpu_[static_cast<size_t>(c)];
-        e.util = rq.pelt.util_avg * d + (rq.curr ? full : 0.0);
-        e.runnable = rq.pelt.runnable_avg * d + full * static_cast<double>(rq.nr_running - rq.nr_delayed);
+        e.util = rq.pelt.util_avg;
+        e.runnable = rq.pelt.runnable_avg;
         e.util_est = rq.util_est;
     }
     return rd_overutilized_cpu();
@@ -162,9 +153,10 @@ int Scheduler::find_energy_efficient_cpu(const Task& p, int prev, int this_cpu, 
     // uclamp_eff_value(p, ...), when uclamp is used.
     const int p_umin = uclamp_used_ ? p.uclamp_min : 0, p_umax = uclamp_used_ ? p.uclamp_max : 1024;
     // task_util_est(): nothing to place by energy without an estimate or a uclamp_min.
-    const double p_util = task_util(p);
+    const Pelt synced = wakee_pelt_synced(p);  // sync_entity_load_avg()
+    const double p_util = wakee_util(p);
     if (p_util < 1.0 && p_umin == 0) return done(FeecResult::no_util, prev);
-    const double p_util_avg = p.pelt.util_avg * elapsed_decay(engine_.now() - p.pelt.last_update);
+    const double p_util_avg = synced.util_avg;
 
     double prev_delta = -1, best_delta = -1, best_cpu_delta = -1;  // -1: ULONG_MAX
     int best_cpu = -1, prev_fits = -1, best_fits = -1;

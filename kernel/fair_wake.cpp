@@ -380,7 +380,7 @@ int Scheduler::select_idle_cpu(const Task& p, int sd_cpu, bool has_idle_core, in
 int Scheduler::select_idle_capacity(const Task& p, int target) const {
     const CpuDomains& cd = sd_.of(target);
     const CpuSet span = cd.levels[static_cast<size_t>(cd.sd_asym_cpucapacity)].span & p.allowed;
-    const double util = task_util(p);
+    const double util = wakee_util(p);  // select_idle_sibling()'s sync_entity_load_avg()
     int best = -1, best_cap = 0, best_fits = 0;
     for (int c = span.next_wrap(target); c >= 0;) {
         if (usable(c)) {
@@ -400,7 +400,9 @@ int Scheduler::select_idle_capacity(const Task& p, int target) const {
 
 int Scheduler::select_idle_sibling(Task& p, const Task* waker, int this_cpu, int prev, int target) {
     const bool asym = sd_.asym_active();
-    auto fits = [&](int c) { return !asym || task_fits_cpu(p, c); };
+    // asym_fits_cpu() on task_util_est() after sync_entity_load_avg().
+    const double wutil = asym ? wakee_util(p) : 0.0;
+    auto fits = [&](int c) { return !asym || util_fits_cpu(wutil, p.uclamp_min, p.uclamp_max, c) > 0; };
     auto outcome = [&](SelectOutcome o, int cpu, SisFallback fb = SisFallback::none) {
         select_outcome(o, cpu, fb);
         return cpu;

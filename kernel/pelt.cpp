@@ -240,6 +240,23 @@ Pelt Scheduler::task_pelt_now(const Task& t) const {
     return s;
 }
 
+// sync_entity_load_avg(): a sleeping task's signals decayed to its runqueue's last update (the
+// root's, or its group's there), not to now; the wake path's EAS and asymmetric-capacity choices
+// read them so.
+Pelt Scheduler::wakee_pelt_synced(const Task& p) const {
+    if (p.state != TaskState::sleeping && p.state != TaskState::waking) return task_pelt_now(p);
+    const auto cpu = static_cast<size_t>(p.cpu);
+    const Pelt& rq = p.group < 0 ? rq_of(p.cpu).pelt : groups_[static_cast<size_t>(p.group)].cpu[cpu].avg;
+    Pelt s = p.pelt;
+    if (rq.last_update > s.last_update) pelt::update(s, rq.last_update, 0, 0, false, 1024, p.weight);
+    return s;
+}
+
+double Scheduler::wakee_util(const Task& p) const {
+    const double u = wakee_pelt_synced(p).util_avg;
+    return cfg_.features.on(Feat::UTIL_EST) ? std::max(u, p.pelt.util_est) : u;
+}
+
 double Scheduler::task_util(const Task& t) const {
     const double u = task_pelt_now(t).util_avg;
     return cfg_.features.on(Feat::UTIL_EST) ? std::max(u, t.pelt.util_est) : u;

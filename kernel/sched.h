@@ -162,6 +162,9 @@ public:
     double cpu_util_cfs_boost(int cpu) const;  // schedutil's input: max(util_avg, runnable_avg, util_est)
     double cpu_load(int cpu) const { return rq_of(cpu).pelt.load_avg; }  // PELT load_avg of the CPU
     double task_util(const Task& t) const;  // max(util_avg, util_est)
+    // A waking task's signals synced to its runqueue's last update (sync_entity_load_avg()).
+    Pelt wakee_pelt_synced(const Task& p) const;
+    double wakee_util(const Task& p) const;  // task_util_est() after that sync
     Pelt task_pelt_now(const Task& t) const;
     double task_load(const Task& t) const;
     int capacity_of(int cpu) const { return topo_.cpu(cpu).capacity; }
@@ -472,8 +475,8 @@ private:
                           double pd_busy) const;
     // eas_snapshot()'s signals by CPU.
     struct EasCpu {
-        double util = 0;      // cfs_rq->avg.util_avg, brought to now
-        double runnable = 0;  // cfs_rq->avg.runnable_avg, brought to now
+        double util = 0;      // cfs_rq->avg.util_avg, as last updated
+        double runnable = 0;  // cfs_rq->avg.runnable_avg, as last updated
         double util_est = 0;  // cfs_rq->avg.util_est
     };
 

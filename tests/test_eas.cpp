@@ -222,11 +222,14 @@ TEST_CASE("EAS: while no CPU is overutilized the load balancer leaves EAS's plac
           "[eas][balance]") {
     // Eight small periodic tasks: EAS places every wakeup and nothing is overutilized, so
     // sched_balance_find_src_group() finds every domain balanced (v6.19: !is_rd_overutilized() with
-    // a perf domain) and no balance moves a task, though the balancer runs.
+    // a perf domain) and no balance moves a task, though the balancer runs. Measured after 300 ms:
+    // a new task starts at half its CPU's capacity and its util_est comes down by a quarter of the
+    // excess at each dequeue, so two tasks that feec stacks on a little CPU early on (it reads idle
+    // CPUs' utilisation as last updated) overutilize it.
     const json small = doc(R"({"machine": "sm8250",
       "workload": {"kind": "program", "timers": {"t": {"mode": "absolute"}},
-        "tasks": [{"name": "p", "count": 8, "program": [{"loop": 0, "do": [{"run": "600us"}, {"timer": "t", "period": "16ms"}]}]}]},
-      "policies": ["plain"], "run": {"duration": "1s"}})");
+        "tasks": [{"name": "p", "count": 8, "program": [{"loop": 0, "do": [{"run": "300us"}, {"timer": "t", "period": "16ms"}]}]}]},
+      "policies": ["plain"], "run": {"warmup": "300ms", "duration": "1s"}})");
     const Outcome s = simulate(small);
     CHECK(s.n(Metric::balance_runs) > 0);
     CHECK(s.n(Metric::migrations_balance) == 0);
