@@ -395,6 +395,7 @@ void Scheduler::sched_tick(int cpu) {
     // entity_tick() of the running task's group entity: update_cfs_group().
     if (rq.curr && rq.curr->group >= 0 && rq.curr->on_rq) update_cfs_group(cpu, cfs_of(*rq.curr, cpu));
     cpufreq_update_util(cpu);
+    if (rq.curr) check_update_overutilized_status(cpu);  // task_tick_fair()
     nohz_balancer_kick(cpu);
     if (now() >= rq.next_balance) {  // sched_balance_softirq()
         update_blocked_averages(cpu);

@@ -68,17 +68,16 @@ int Scheduler::eas_snapshot() {
         e.runnable = rq.pelt.runnable_avg;
         e.util_est = rq.util_est;
     }
-    return rd_overutilized_cpu();
+    return rd_overutilized_cpu();  // is_rd_overutilized()
 }
 
-// rd->overutilized, evaluated over every CPU when a wakeup or a load balance reads it: set where a
-// CPU's cpu_util_cfs() (util_est included) does not fit its capacity. The kernel sets the flag on
-// enqueue and tick (check_update_overutilized_status()) and clears it in the root-level load
-// balance (update_sd_lb_stats()); wakesim reads the CPUs' state directly: no lag either way.
-int Scheduler::rd_overutilized_cpu() const {
-    for (int c = 0; c < topo_.nr_cpus(); ++c)
-        if (cpu_overutilized(c)) return c;
-    return -1;
+// check_update_overutilized_status(): rd->overutilized is set where an enqueue or a busy tick
+// finds the CPU's cpu_util_cfs() (util_est included) not fitting its capacity; only a load
+// balance at the root level clears it (update_sd_lb_stats()).
+void Scheduler::check_update_overutilized_status(int cpu) {
+    if (!eas_ || rd_overutilized_ || !cpu_overutilized(cpu)) return;
+    rd_overutilized_ = true;
+    rd_overutilized_by_ = cpu;
 }
 
 // cpu_util(cpu, p, dst_cpu, boost), v6.19: util_avg (with boost, raised to runnable_avg) less p's

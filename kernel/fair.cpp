@@ -169,6 +169,7 @@ void Scheduler::enqueue(int cpu, Task& t, bool initial) {
     }
     update_overload(cpu);
     cpufreq_update_util(cpu);
+    if (!initial) check_update_overutilized_status(cpu);  // enqueue_task_fair(): not for a new task
 }
 
 // dequeue_entity() (final: a delayed entity leaves here too) with the lag it keeps. A group's

@@ -196,6 +196,7 @@ int Scheduler::sched_balance_find_src_group(LbEnv& env) {
     const uint32_t child_flags = env.level > 0 ? sd_.of(env.dst).levels[static_cast<size_t>(env.level) - 1].flags : 0;
     const bool idle = env.idle != CpuIdle::not_idle;
     const bool asym = D.flags & SD_ASYM_CPUCAPACITY;
+    int overutilized = -1;  // sg_overutilized: the first CPU of the domain found overutilized
     // update_sg_lb_stats()
     auto stats = [&](const CpuSet& span, bool local_group) {
         SgStats s;
@@ -207,6 +208,7 @@ int Scheduler::sched_balance_find_src_group(LbEnv& env) {
             ++n;
             const Rq& r = rq_of(c);
             sg_account_cpu(s, c);
+            if (eas_ && overutilized < 0 && cpu_overutilized(c)) overutilized = c;
             s.min_capacity = std::min<double>(s.min_capacity, capacity_of(c));
             const int first_sibling = topo_.smt_list(c).front();  // the lowest: the list is in order
             if (first_sibling == c || !g.test(first_sibling)) ++s.cores;
@@ -272,11 +274,17 @@ int Scheduler::sched_balance_find_src_group(LbEnv& env) {
             busiest_g = static_cast<int>(gi);
         }
     }
+    // update_sd_lb_stats(): the root level sets rd->overutilized to what it found, a lower level
+    // only sets it.
+    if (eas_ && (overutilized >= 0 || static_cast<size_t>(env.level) + 1 == sd_.of(env.dst).levels.size())) {
+        rd_overutilized_ = overutilized >= 0;
+        rd_overutilized_by_ = overutilized;
+    }
     env.imbalance = 0;
     if (busiest_g < 0) return -1;
-    // With an energy model and no CPU overutilized, EAS places tasks and the balancer leaves them
-    // alone: only misfit tasks move.
-    if (busiest.type != GroupType::misfit_task && eas_ && rd_overutilized_cpu() < 0) return -1;
+    // With an energy model and the root domain not overutilized, EAS places tasks and the balancer
+    // leaves them alone: only misfit tasks move.
+    if (busiest.type != GroupType::misfit_task && eas_ && !rd_overutilized_) return -1;
     const bool prefer_sibling = env.level > 0 && (child_flags & SD_PREFER_SIBLING);
     double sds_avg_load = 0;
     bool force = busiest.type == GroupType::misfit_task || busiest.type == GroupType::imbalanced ||

@@ -169,7 +169,7 @@ enum class FeecResult : uint8_t {
 // find_energy_efficient_cpu(): its candidates' energy deltas (the em_cpu_energy() units).
 struct FeecEv {
     FeecResult result = FeecResult::overutilized;
-    int overutilized_cpu = -1;  // for overutilized: the first CPU whose utilisation does not fit
+    int overutilized_cpu = -1;  // for overutilized: the CPU whose utilisation set rd->overutilized
     int prev = -1;
     double prev_delta = -1;     // -1: prev was no candidate (it does not fit the task)
     int best_cpu = -1;          // the best other candidate, -1: none

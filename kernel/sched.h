@@ -231,9 +231,12 @@ public:
     bool sched_energy_enabled() const { return eas_; }
     const std::vector<EmPerfDomain>& perf_domains() const { return pds_; }
     bool cpu_overutilized(int cpu) const;
-    // The root domain's overutilized state: the first overutilized CPU, -1: none.
-    int rd_overutilized_cpu() const;
-    // Reads every CPU's utilisation for the EAS decision that follows; the first overutilized CPU, -1: none.
+    // rd->overutilized: -1 when clear, else the CPU whose utilisation set it (it may fit again:
+    // the flag is cleared only by a root-level load balance).
+    int rd_overutilized_cpu() const { return rd_overutilized_ ? rd_overutilized_by_ : -1; }
+    // check_update_overutilized_status(): at an enqueue and a busy tick.
+    void check_update_overutilized_status(int cpu);
+    // Reads every CPU's utilisation for the EAS decision that follows; rd_overutilized_cpu().
     int eas_snapshot();
     // find_energy_efficient_cpu() on eas_snapshot()'s utilisation: a CPU, or -1 (no asymmetric
     // domain spans prev); `ev` gets why.
@@ -602,6 +605,8 @@ private:
     std::vector<Task*> lb_tasks_;    // detach_tasks()' walk of cfs_tasks (reused, no allocation)
     std::vector<EmPerfDomain> pds_;  // rd->pd
     bool eas_ = false;               // sched_energy_enabled()
+    bool rd_overutilized_ = false;   // rd->overutilized
+    int rd_overutilized_by_ = -1;    // the CPU found overutilized when it was set
     bool uclamp_used_ = false;       // uclamp_is_used()
     std::vector<EasCpu> eas_cpu_;    // eas_snapshot(): each CPU's signals now
 };

@@ -64,8 +64,8 @@ std::string energy(double d) { return std::to_string(static_cast<int64_t>(d)); }
 std::string feec_text(const FeecEv& e) {
     switch (e.result) {
         case FeecResult::overutilized:
-            return "EAS: root domain overutilized (" + cpu(e.overutilized_cpu) +
-                   "'s utilisation does not fit its capacity) -> symmetric path";
+            return "EAS: root domain overutilized (set when " + cpu(e.overutilized_cpu) +
+                   "'s utilisation did not fit its capacity; a root-level load balance clears it) -> symmetric path";
         case FeecResult::no_asym_domain: return "EAS: no asymmetric-capacity domain spans prev -> symmetric path";
         case FeecResult::no_util: return "find_energy_efficient_cpu: no utilisation estimate -> prev " + cpu(e.cpu);
         case FeecResult::util_changed: return "find_energy_efficient_cpu: energy below the base -> prev " + cpu(e.cpu);

@@ -8,6 +8,7 @@
 
 #include "hw/machine_profile.h"
 #include "kernel/energy.h"
+#include "fuse_test_util.h"
 #include "sim_test_util.h"
 
 using namespace wakesim;
@@ -247,4 +248,32 @@ TEST_CASE("EAS: while no CPU is overutilized the load balancer leaves EAS's plac
     CHECK(top.util(7) > 0.99);
     CHECK(top.n(Metric::balance_runs) < 10);
     CHECK(top.n(Metric::migrations) == 0);
+}
+
+TEST_CASE("EAS: rd->overutilized stays set after no CPU is overutilized, until a root-level load balance clears it",
+          "[eas][balance]") {
+    // H on little CPU 0 runs 30 ms (past 80% of its 512) and sleeps 100 ms, again and again; S and
+    // W (small_task()) wake now and then on the bigs. The flag is set by an enqueue or busy tick
+    // that finds a CPU overutilized (check_update_overutilized_status()); only update_sd_lb_stats()
+    // at the root level clears it. So there are instants where the flag is set and every CPU fits,
+    // and the flag does come down.
+    const std::string h = R"({"name": "H", "cpus": "0", "program": [{"loop": 0, "do": [{"run": "30ms"}, {"sleep": "100ms"}]}]},)";
+    testutil::FuseSim sim(small_task(h, 5, "", true, 60));
+    int set_while_fitting = 0, set = 0, cleared_after_set = 0;
+    bool was_set = false;
+    for (Time t = kNsPerMs; t <= 390 * kNsPerMs; t += 50'000) {
+        sim.engine.run_until(t);
+        const bool flag = sim.sched.rd_overutilized_cpu() >= 0;
+        bool any = false;
+        for (int c = 0; c < 4; ++c) any = any || sim.sched.cpu_overutilized(c);
+        set += flag;
+        if (flag && !any) ++set_while_fitting;
+        if (was_set && !flag) ++cleared_after_set;
+        was_set = was_set || flag;
+    }
+    INFO("samples with the flag set " << set << ", of them with every CPU fitting " << set_while_fitting
+                                      << "; clears after a set " << cleared_after_set);
+    CHECK(set > 0);
+    CHECK(set_while_fitting > 0);
+    CHECK(cleared_after_set > 0);
 }
