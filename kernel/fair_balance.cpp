@@ -197,6 +197,8 @@ int Scheduler::sched_balance_find_src_group(LbEnv& env) {
     const bool idle = env.idle != CpuIdle::not_idle;
     const bool asym = D.flags & SD_ASYM_CPUCAPACITY;
     int overutilized = -1;  // sg_overutilized: the first CPU of the domain found overutilized
+    const bool at_root = static_cast<size_t>(env.level) + 1 == sd_.of(env.dst).levels.size();
+    bool overloaded = false;  // sg_overloaded, at the root level: a runqueue with two tasks, or a misfit
     // update_sg_lb_stats()
     auto stats = [&](const CpuSet& span, bool local_group) {
         SgStats s;
@@ -209,12 +211,15 @@ int Scheduler::sched_balance_find_src_group(LbEnv& env) {
             const Rq& r = rq_of(c);
             sg_account_cpu(s, c);
             if (eas_ && overutilized < 0 && cpu_overutilized(c)) overutilized = c;
+            if (at_root && r.nr_running > 1) overloaded = true;
             s.min_capacity = std::min<double>(s.min_capacity, capacity_of(c));
             const int first_sibling = topo_.smt_list(c).front();  // the lowest: the list is in order
             if (first_sibling == c || !g.test(first_sibling)) ++s.cores;
             // update_misfit_status(): the running task does not fit its CPU.
-            if (!local_group && asym && r.curr && !r.switching && task_misfit(*r.curr, c))
+            if (!local_group && asym && r.curr && !r.switching && task_misfit(*r.curr, c)) {
                 s.misfit_task_load = std::max(s.misfit_task_load, std::max(task_load(*r.curr), 1.0));
+                overloaded = true;
+            }
         }
         s.group_weight = g == span ? n : span.count();
         // smt_balance(): an SMT core running two tasks while this CPU is idle.
@@ -276,7 +281,8 @@ int Scheduler::sched_balance_find_src_group(LbEnv& env) {
     }
     // update_sd_lb_stats(): the root level sets rd->overutilized to what it found, a lower level
     // only sets it.
-    if (eas_ && (overutilized >= 0 || static_cast<size_t>(env.level) + 1 == sd_.of(env.dst).levels.size())) {
+    if (at_root) rd_overloaded_ = overloaded;
+    if (eas_ && (overutilized >= 0 || at_root)) {
         rd_overutilized_ = overutilized >= 0;
         rd_overutilized_by_ = overutilized;
     }
@@ -729,7 +735,7 @@ bool Scheduler::sched_balance_newidle(int cpu) {
         const Time interval = std::max<Time>(rq.dom[i].balance_interval_ms * kNsPerMs, tick_ns_);
         next_balance = std::min(next_balance, rq.dom[i].last_balance + interval);
     };
-    const bool overloaded = nr_overloaded_ > 0;
+    const bool overloaded = rd_overloaded_;  // get_rd_overloaded()
     if (!overloaded || rq.avg_idle < rq.dom[0].max_newidle_lb_cost) {
         update_next_balance(0);
         rq.next_balance = std::min(rq.next_balance, next_balance);

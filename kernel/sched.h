@@ -234,6 +234,7 @@ public:
     // rd->overutilized: -1 when clear, else the CPU whose utilisation set it (it may fit again:
     // the flag is cleared only by a root-level load balance).
     int rd_overutilized_cpu() const { return rd_overutilized_ ? rd_overutilized_by_ : -1; }
+    bool rd_overloaded() const { return rd_overloaded_; }  // get_rd_overloaded()
     // check_update_overutilized_status(): at an enqueue and a busy tick.
     void check_update_overutilized_status(int cpu);
     // Reads every CPU's utilisation for the EAS decision that follows; rd_overutilized_cpu().
@@ -363,15 +364,14 @@ private:
     WokenVia ttwu_queue(Task& p, int cpu, uint32_t flags, Task* waker, int this_cpu);
     bool try_to_wake_up(Task& p, uint32_t flags, Task* waker, int this_cpu);
     void go_idle(int cpu);
-    // sched.h add_nr_running()/sub_nr_running(): rd->overloaded follows runqueues with two or
-    // more tasks queued (rq->nr_running: delayed sleepers count).
+    // sched.h add_nr_running(): a runqueue reaching two tasks queued (rq->nr_running: delayed
+    // sleepers count) sets rd->overloaded; only a root-level load balance clears it
+    // (update_sd_lb_stats()).
     void update_overload(int cpu) {
         Rq& rq = rq_of(cpu);
         const bool over = rq.nr_running >= 2;
-        if (over != rq.overloaded) {
-            rq.overloaded = over;
-            nr_overloaded_ += over ? 1 : -1;
-        }
+        if (over && !rq.overloaded) rd_overloaded_ = true;
+        rq.overloaded = over;
     }
     // idle_cpu() and sched_idle_cpu() as masks, refreshed whenever a runqueue changes.
     void update_idle_state(int cpu) {
@@ -590,7 +590,7 @@ private:
     int64_t slice_ns_ = 0;
     Time tick_ns_ = 4 * kNsPerMs;
     uint64_t select_calls_ = 0;
-    int nr_overloaded_ = 0;  // runqueues with >= 2 tasks queued: rd->overloaded when > 0
+    bool rd_overloaded_ = false;  // rd->overloaded
     uint64_t cfs_seq_ = 0;           // the clock of Task::cfs_seq (cfs_tasks order)
     Time nohz_next_balance_ = 0;     // nohz.next_balance
     int nohz_ilb_ = -1;              // the CPU a NOHZ balance kick is on its way to (-1: none)

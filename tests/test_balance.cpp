@@ -302,3 +302,32 @@ TEST_CASE("A CPU going idle for long enough updates the idle CPUs' blocked load 
     INFO("with 100 us idle periods: " << ::Catch::Detail::stringify(short_idle));
     CHECK(short_idle.empty());
 }
+
+TEST_CASE("rd->overloaded is set when a runqueue reaches two tasks and stays set until a root-level load balance finds none",
+          "[balance]") {
+    // A and B share CPU 1 for B's 2 ms, then A runs alone for most of 40 ms: add_nr_running() set
+    // the flag when B joined, and only update_sd_lb_stats() at the root level clears it (here CPU
+    // 1's busy balance while A runs alone). The newidle balance reads the flag, not the queues.
+    const json d = doc(R"({"machine": )" + flat(2) + R"(, "workload": {"kind": "program", "tasks": [
+        {"name": "A", "cpus": "1", "program": [{"loop": 0, "do": [{"run": "40ms"}, {"sleep": "20ms"}]}]},
+        {"name": "B", "cpus": "1", "program": [{"loop": 0, "do": [{"run": "2ms"}, {"sleep": "58ms"}]}]}]},
+        "policies": ["plain"], "run": {"duration": "400ms"}})");
+    testutil::FuseSim sim(d);
+    int set = 0, set_without_two = 0, cleared_after_set = 0;
+    bool was_set = false;
+    for (Time t = kNsPerMs; t <= 390 * kNsPerMs; t += 50'000) {
+        sim.engine.run_until(t);
+        const bool flag = sim.sched.rd_overloaded();
+        bool two = false;
+        for (int c = 0; c < 2; ++c) two = two || sim.sched.nr_running(c) >= 2;
+        if (two) CHECK(flag);  // add_nr_running() sets it at once
+        set += flag;
+        if (flag && !two) ++set_without_two;
+        if (was_set && !flag) ++cleared_after_set;
+        was_set = was_set || flag;
+    }
+    INFO("samples with the flag set " << set << ", of them with no runqueue of two " << set_without_two
+                                      << "; clears after a set " << cleared_after_set);
+    CHECK(set_without_two > 0);
+    CHECK(cleared_after_set > 0);
+}
