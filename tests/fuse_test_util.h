@@ -65,4 +65,25 @@ public:
     ProgramDriver driver;
 };
 
+// A flag of the root domain that lags the state it stands for (set at once, cleared only by a
+// later event), sampled every `step` from `from` to `to`: how many samples had it set, how many
+// of those had the state false, and how many samples after its first set had it clear.
+struct FlagLag {
+    int set = 0, set_without_state = 0, cleared_after_set = 0;
+};
+template <class Flag, class State>
+FlagLag sample_flag_lag(FuseSim& sim, Time from, Time to, Time step, Flag flag, State state) {
+    FlagLag n;
+    bool was_set = false;
+    for (Time t = from; t <= to; t += step) {
+        sim.engine.run_until(t);
+        const bool f = flag(), st = state();
+        n.set += f;
+        if (f && !st) ++n.set_without_state;
+        if (was_set && !f) ++n.cleared_after_set;
+        was_set = was_set || f;
+    }
+    return n;
+}
+
 }  // namespace wakesim::testutil

@@ -313,21 +313,14 @@ TEST_CASE("rd->overloaded is set when a runqueue reaches two tasks and stays set
         {"name": "B", "cpus": "1", "program": [{"loop": 0, "do": [{"run": "2ms"}, {"sleep": "58ms"}]}]}]},
         "policies": ["plain"], "run": {"duration": "400ms"}})");
     testutil::FuseSim sim(d);
-    int set = 0, set_without_two = 0, cleared_after_set = 0;
-    bool was_set = false;
-    for (Time t = kNsPerMs; t <= 390 * kNsPerMs; t += 50'000) {
-        sim.engine.run_until(t);
+    auto two = [&] { return sim.sched.nr_running(0) >= 2 || sim.sched.nr_running(1) >= 2; };
+    const testutil::FlagLag n = testutil::sample_flag_lag(sim, kNsPerMs, 390 * kNsPerMs, 50'000, [&] {
         const bool flag = sim.sched.rd_overloaded();
-        bool two = false;
-        for (int c = 0; c < 2; ++c) two = two || sim.sched.nr_running(c) >= 2;
-        if (two) CHECK(flag);  // add_nr_running() sets it at once
-        set += flag;
-        if (flag && !two) ++set_without_two;
-        if (was_set && !flag) ++cleared_after_set;
-        was_set = was_set || flag;
-    }
-    INFO("samples with the flag set " << set << ", of them with no runqueue of two " << set_without_two
-                                      << "; clears after a set " << cleared_after_set);
-    CHECK(set_without_two > 0);
-    CHECK(cleared_after_set > 0);
+        if (two()) CHECK(flag);  // add_nr_running() sets it at once
+        return flag;
+    }, two);
+    INFO("samples with the flag set " << n.set << ", of them with no runqueue of two " << n.set_without_state
+                                      << "; clears after a set " << n.cleared_after_set);
+    CHECK(n.set_without_state > 0);
+    CHECK(n.cleared_after_set > 0);
 }

@@ -259,21 +259,16 @@ TEST_CASE("EAS: rd->overutilized stays set after no CPU is overutilized, until a
     // and the flag does come down.
     const std::string h = R"({"name": "H", "cpus": "0", "program": [{"loop": 0, "do": [{"run": "30ms"}, {"sleep": "100ms"}]}]},)";
     testutil::FuseSim sim(small_task(h, 5, "", true, 60));
-    int set_while_fitting = 0, set = 0, cleared_after_set = 0;
-    bool was_set = false;
-    for (Time t = kNsPerMs; t <= 390 * kNsPerMs; t += 50'000) {
-        sim.engine.run_until(t);
-        const bool flag = sim.sched.rd_overutilized_cpu() >= 0;
-        bool any = false;
-        for (int c = 0; c < 4; ++c) any = any || sim.sched.cpu_overutilized(c);
-        set += flag;
-        if (flag && !any) ++set_while_fitting;
-        if (was_set && !flag) ++cleared_after_set;
-        was_set = was_set || flag;
-    }
-    INFO("samples with the flag set " << set << ", of them with every CPU fitting " << set_while_fitting
-                                      << "; clears after a set " << cleared_after_set);
-    CHECK(set > 0);
-    CHECK(set_while_fitting > 0);
-    CHECK(cleared_after_set > 0);
+    const testutil::FlagLag n = testutil::sample_flag_lag(
+        sim, kNsPerMs, 390 * kNsPerMs, 50'000, [&] { return sim.sched.rd_overutilized_cpu() >= 0; },
+        [&] {
+            bool any = false;
+            for (int c = 0; c < 4; ++c) any = any || sim.sched.cpu_overutilized(c);
+            return any;
+        });
+    INFO("samples with the flag set " << n.set << ", of them with every CPU fitting " << n.set_without_state
+                                      << "; clears after a set " << n.cleared_after_set);
+    CHECK(n.set > 0);
+    CHECK(n.set_without_state > 0);
+    CHECK(n.cleared_after_set > 0);
 }
