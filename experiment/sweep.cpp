@@ -196,13 +196,13 @@ Sweep load_sweep(const std::string& path) {
                                                            std::to_string(axis.values.back().size()));
                             }
                             // Its points are the tuples: each once.
-                            for (size_t i = 0; i < axis.size(); ++i)
-                                for (size_t j = 0; j < i; ++j) {
+                            for (size_t p = 0; p < axis.size(); ++p)
+                                for (size_t q = 0; q < p; ++q) {
                                     bool same = true;
-                                    for (const auto& v : axis.values) same = same && v[i] == v[j];
+                                    for (const auto& v : axis.values) same = same && v[p] == v[q];
                                     if (same)
-                                        z.fail("expected each combination of the zip's values once; values " + std::to_string(j) +
-                                               " and " + std::to_string(i) + " of every entry are the same");
+                                        z.fail("expected each combination of the zip's values once; values " + std::to_string(q) +
+                                               " and " + std::to_string(p) + " of every entry are the same");
                                 }
                         } else {
                             read_axis_entry(a, base, axis, each, false);
