@@ -59,7 +59,7 @@ bool Scheduler::cpu_overutilized(int cpu) const {
 
 // The CPUs' signals once per EAS wakeup (feec reads them many times): util_avg and runnable_avg
 // as last updated (cpu_util() reads cfs_rq->avg: an idle CPU's until a blocked-load update), the
-// runqueue's util_est. Returns rd->overutilized's first CPU, -1: none.
+// runqueue's util_est. Returns rd_overutilized_cpu(): the CPU that set rd->overutilized, -1: clear.
 int Scheduler::eas_snapshot() {
     for (int c = 0; c < topo_.nr_cpus(); ++c) {
         const Rq& rq = rq_of(c);

@@ -279,8 +279,8 @@ int Scheduler::sched_balance_find_src_group(LbEnv& env) {
             busiest_g = static_cast<int>(gi);
         }
     }
-    // update_sd_lb_stats(): the root level sets rd->overutilized to what it found, a lower level
-    // only sets it.
+    // update_sd_lb_stats(): the root level sets rd->overloaded and rd->overutilized to what it
+    // found; a lower level can only set rd->overutilized.
     if (at_root) rd_overloaded_ = overloaded;
     if (eas_ && (overutilized >= 0 || at_root)) {
         rd_overutilized_ = overutilized >= 0;
