@@ -36,6 +36,7 @@ public:
         sched.check_invariants();
     }
     const CpuExec& cpus() const { return cpus_; }
+    const Hardware& hw() const { return hw_; }
     // The workload's first FUSE connection.
     const FuseConn& conn() const {
         int ch = 0;
