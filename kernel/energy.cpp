@@ -153,7 +153,7 @@ int Scheduler::find_energy_efficient_cpu(const Task& p, int prev, int this_cpu, 
     const int p_umin = uclamp_used_ ? p.uclamp_min : 0, p_umax = uclamp_used_ ? p.uclamp_max : 1024;
     // task_util_est(): nothing to place by energy without an estimate or a uclamp_min.
     const Pelt synced = wakee_pelt_synced(p);  // sync_entity_load_avg()
-    const double p_util = wakee_util(p);
+    const double p_util = task_util_est(p, synced.util_avg);
     if (p_util < 1.0 && p_umin == 0) return done(FeecResult::no_util, prev);
     const double p_util_avg = synced.util_avg;
 

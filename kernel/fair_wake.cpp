@@ -377,10 +377,9 @@ int Scheduler::select_idle_cpu(const Task& p, int sd_cpu, bool has_idle_core, in
 
 // select_idle_capacity(): the first idle CPU that fits fully; else the one that fits best (-1,
 // only the uclamp_min hint missed, before 0), the largest capacity among equals.
-int Scheduler::select_idle_capacity(const Task& p, int target) const {
+int Scheduler::select_idle_capacity(const Task& p, int target, double util) const {
     const CpuDomains& cd = sd_.of(target);
     const CpuSet span = cd.levels[static_cast<size_t>(cd.sd_asym_cpucapacity)].span & p.allowed;
-    const double util = wakee_util(p);  // select_idle_sibling()'s sync_entity_load_avg()
     int best = -1, best_cap = 0, best_fits = 0;
     for (int c = span.next_wrap(target); c >= 0;) {
         if (usable(c)) {
@@ -436,7 +435,7 @@ int Scheduler::select_idle_sibling(Task& p, const Task* waker, int this_cpu, int
     }
     // 5. Asymmetric capacity: search the asym domain for an idle CPU that fits.
     if (asym && sd_.of(target).sd_asym_cpucapacity >= 0) {
-        const int c = select_idle_capacity(p, target);
+        const int c = select_idle_capacity(p, target, wutil);
         return outcome(SelectOutcome::sis_capacity, c >= 0 ? c : target);
     }
     // 6. No LLC domain: nothing to search.

@@ -252,15 +252,13 @@ Pelt Scheduler::wakee_pelt_synced(const Task& p) const {
     return s;
 }
 
-double Scheduler::wakee_util(const Task& p) const {
-    const double u = wakee_pelt_synced(p).util_avg;
-    return cfg_.features.on(Feat::UTIL_EST) ? std::max(u, p.pelt.util_est) : u;
+double Scheduler::task_util_est(const Task& t, double util_avg) const {
+    return cfg_.features.on(Feat::UTIL_EST) ? std::max(util_avg, t.pelt.util_est) : util_avg;
 }
 
-double Scheduler::task_util(const Task& t) const {
-    const double u = task_pelt_now(t).util_avg;
-    return cfg_.features.on(Feat::UTIL_EST) ? std::max(u, t.pelt.util_est) : u;
-}
+double Scheduler::wakee_util(const Task& p) const { return task_util_est(p, wakee_pelt_synced(p).util_avg); }
+
+double Scheduler::task_util(const Task& t) const { return task_util_est(t, task_pelt_now(t).util_avg); }
 
 // task_h_load() without cgroups: a sleeping wakee's load as last updated (when it went to sleep);
 // the wake path does not sync it before wake_affine_weight().

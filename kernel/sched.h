@@ -165,6 +165,7 @@ public:
     // A waking task's signals synced to its runqueue's last update (sync_entity_load_avg()).
     Pelt wakee_pelt_synced(const Task& p) const;
     double wakee_util(const Task& p) const;  // task_util_est() after that sync
+    double task_util_est(const Task& t, double util_avg) const;  // max(util_avg, util_est) with UTIL_EST
     Pelt task_pelt_now(const Task& t) const;
     double task_load(const Task& t) const;
     int capacity_of(int cpu) const { return topo_.cpu(cpu).capacity; }
@@ -221,8 +222,9 @@ public:
     int select_idle_core(int core_cpu, const CpuSet& cpus, CpuSet& remaining, int& idle_cpu, int& probes) const;
     // select_idle_cpu(): scan sd_cpu's LLC from target+1 (idle cores when has_idle_core).
     int select_idle_cpu(const Task& p, int sd_cpu, bool has_idle_core, int target, int& probes);
-    // select_idle_capacity(): an idle CPU that fits p in the asymmetric-capacity domain.
-    int select_idle_capacity(const Task& p, int target) const;
+    // select_idle_capacity(): an idle CPU that fits p (of utilisation `util`) in the
+    // asymmetric-capacity domain.
+    int select_idle_capacity(const Task& p, int target, double util) const;
     int select_idle_sibling(Task& p, const Task* waker, int this_cpu, int prev, int target);
     int select_task_rq_fair(Task& p, int prev, uint32_t wake_flags, const Task* waker, int this_cpu);
 
