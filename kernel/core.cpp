@@ -395,6 +395,7 @@ void Scheduler::sched_tick(int cpu) {
     // entity_tick() of the running task's group entity: update_cfs_group().
     if (rq.curr && rq.curr->group >= 0 && rq.curr->on_rq) update_cfs_group(cpu, cfs_of(*rq.curr, cpu));
     cpufreq_update_util(cpu);
+    if (rq.curr) update_misfit_status(rq.curr, cpu);  // task_tick_fair()
     if (rq.curr) check_update_overutilized_status(cpu);  // task_tick_fair()
     nohz_balancer_kick(cpu);
     if (now() >= rq.next_balance) {  // sched_balance_softirq()
@@ -476,6 +477,7 @@ void Scheduler::schedule(int cpu) {
     pelt_update_task(*next, false, true);
     next->state = TaskState::running;
     next->cfs_seq = ++cfs_seq_;  // pick_next_task_fair(): list_move to the head of cfs_tasks
+    update_misfit_status(next, cpu);  // __set_next_task_fair()
     if (next == prev) {
         next->exec_start = now();
         arch_->return_to_curr(cpu);

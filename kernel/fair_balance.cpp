@@ -215,9 +215,9 @@ int Scheduler::sched_balance_find_src_group(LbEnv& env) {
             s.min_capacity = std::min<double>(s.min_capacity, capacity_of(c));
             const int first_sibling = topo_.smt_list(c).front();  // the lowest: the list is in order
             if (first_sibling == c || !g.test(first_sibling)) ++s.cores;
-            // update_misfit_status(): the running task does not fit its CPU.
-            if (!local_group && asym && r.curr && !r.switching && task_misfit(*r.curr, c)) {
-                s.misfit_task_load = std::max(s.misfit_task_load, std::max(task_load(*r.curr), 1.0));
+            // rq->misfit_task_load, as the last pick or tick left it.
+            if (!local_group && asym && s.misfit_task_load < r.misfit_task_load) {
+                s.misfit_task_load = r.misfit_task_load;
                 overloaded = true;
             }
         }
@@ -408,9 +408,8 @@ int Scheduler::sched_balance_find_src_rq(const LbEnv& env, int group) const {
                 }
                 break;
             case MigrationType::misfit: {
-                const double m = r.curr && !r.switching && !task_fits_cpu(*r.curr, c) ? std::max(task_load(*r.curr), 1.0) : 0;
-                if (m > busiest_load) {
-                    busiest_load = m;
+                if (r.misfit_task_load > busiest_load) {  // the "biggest" misfit task
+                    busiest_load = r.misfit_task_load;
                     busiest = c;
                 }
                 break;
@@ -634,7 +633,7 @@ void Scheduler::nohz_balancer_kick(int busy_cpu) {
         bool kick = brq.nr_running >= 2;  // rq->nr_running: delayed sleepers count
         // An asymmetric-capacity machine kicks only for a misfit task: no LLC logic.
         if (!kick && dom.sd_asym_cpucapacity >= 0)
-            kick = brq.curr && task_misfit(*brq.curr, busy_cpu);
+            kick = brq.misfit_task_load > 0;  // check_misfit_status(), just after the tick set it
         else if (!kick && dom.sd_llc >= 0)
             kick = (dom.levels[static_cast<size_t>(dom.sd_llc)].span - nohz_idle_).count() > 1;
         if (kick) flags = NOHZ_STATS_KICK | NOHZ_BALANCE_KICK;
@@ -723,6 +722,7 @@ void Scheduler::nohz_balance_pass(int ilb, uint8_t flags) {
 // cost does.
 bool Scheduler::sched_balance_newidle(int cpu) {
     Rq& rq = rq_of(cpu);
+    update_misfit_status(nullptr, cpu);
     if (rq.ttwu_pending) return false;
     const auto& levels = sd_.of(cpu).levels;
     if (levels.empty()) {  // no sched domain: straight to the end

@@ -126,22 +126,12 @@ void Scheduler::pelt_attach(Task& p, int cpu) {
 // post_init_entity_util_avg(), once wake_up_new_task() has chosen `cpu` (after its
 // init_entity_runnable_average()): util_avg extrapolated from the task's runqueue there (util_avg
 // x weight / (load_avg + 1)), at most half the capacity that runqueue leaves, runnable_avg the
-// same; the enqueue attaches them. A grouped task's runqueue is its group's on that CPU, whose
-// signals are its attached tasks'.
+// same; the enqueue attaches them. The runqueue is cfs_rq_of(se), read as last updated: the
+// root's, or a grouped task's group's on that CPU.
 void Scheduler::post_init_entity_util_avg(Task& p, int cpu) {
-    double rq_util = 0, rq_load = 0;
-    if (p.group < 0) {
-        const Pelt& s = rq_of(cpu).pelt;
-        rq_util = s.util_avg;
-        rq_load = s.load_avg;
-    } else {
-        for (const Task& t : tasks_) {
-            if (&t == &p || t.group != p.group || t.cpu != cpu || t.state == TaskState::unstarted || t.state == TaskState::exited) continue;
-            const Pelt s = task_pelt_now(t);
-            rq_util += s.util_avg;
-            rq_load += s.load_avg;
-        }
-    }
+    const Pelt& rq_avg =
+        p.group < 0 ? rq_of(cpu).pelt : groups_[static_cast<size_t>(p.group)].cpu[static_cast<size_t>(cpu)].avg;
+    const double rq_util = rq_avg.util_avg, rq_load = rq_avg.load_avg;
     Pelt& sa = p.pelt;
     const auto cap = (static_cast<int64_t>(capacity_of(cpu)) - static_cast<int64_t>(rq_util)) / 2;
     if (cap > 0) {
@@ -231,12 +221,15 @@ double Scheduler::cpu_util_cfs_boost(int cpu) const {
     return std::min<double>(u, capacity_of(cpu));
 }
 
-// The task's signals as an update now would leave them (a copy: the task is not touched).
+// The task's signals as an update now would leave them (a copy: the task is not touched), at the
+// scale pelt_update_task() uses. The kernel's readers never see this: they read the signals as
+// last updated.
 Pelt Scheduler::task_pelt_now(const Task& t) const {
     const bool running = t.state == TaskState::running;
     const bool runnable = running || t.state == TaskState::runnable;
+    const uint32_t scale = pelt::util_scale(t.cpu >= 0 ? hw_.invariant_speed(t.cpu) : 1.0);
     Pelt s = t.pelt;
-    pelt::update(s, engine_.now(), runnable ? 1 : 0, runnable ? 1 : 0, running, 1024, t.weight);
+    pelt::update(s, engine_.now(), runnable || t.sched_delayed ? 1 : 0, runnable ? 1 : 0, running, scale, t.weight);
     return s;
 }
 
@@ -258,14 +251,13 @@ double Scheduler::task_util_est(const Task& t, double util_avg) const {
 
 double Scheduler::wakee_util(const Task& p) const { return task_util_est(p, wakee_pelt_synced(p).util_avg); }
 
-double Scheduler::task_util(const Task& t) const { return task_util_est(t, task_pelt_now(t).util_avg); }
+// task_util(): READ_ONCE(p->se.avg.util_avg), as last updated (a running task's at its pick or
+// tick, a queued one's at its enqueue or preemption, a sleeper's at its sleep).
+double Scheduler::task_util(const Task& t) const { return task_util_est(t, t.pelt.util_avg); }
 
-// task_h_load() without cgroups: a sleeping wakee's load as last updated (when it went to sleep);
-// the wake path does not sync it before wake_affine_weight().
-double Scheduler::task_load(const Task& t) const {
-    if (t.state == TaskState::sleeping || t.state == TaskState::waking) return t.pelt.load_avg;
-    return task_pelt_now(t).load_avg;
-}
+// task_h_load() without cgroups: the load as last updated; the wake path does not sync a wakee
+// before wake_affine_weight().
+double Scheduler::task_load(const Task& t) const { return t.pelt.load_avg; }
 
 // util_fits_cpu(), v6.19: fits_capacity(util, capacity) (util < 80% of capacity), then with
 // uclamp: a uclamp_max at or below the CPU's original capacity makes any util fit (except the

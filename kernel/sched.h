@@ -175,6 +175,12 @@ public:
     bool task_misfit(const Task& t, int cpu) const {
         return t.nr_cpus_allowed > 1 && capacity_of(cpu) != t.max_allowed_capacity && !task_fits_cpu(t, cpu);
     }
+    // update_misfit_status(): rq->misfit_task_load set for the task just picked or ticked (p), 0
+    // for none; the balancer reads it as set.
+    void update_misfit_status(const Task* p, int cpu) {
+        if (!sd_.asym_active()) return;
+        rq_of(cpu).misfit_task_load = p && task_misfit(*p, cpu) ? std::max(task_load(*p), 1.0) : 0.0;
+    }
     // util_fits_cpu(): 1 fits, 0 does not, -1 fits but uclamp_min asks more than the CPU has.
     int util_fits_cpu(double util, int uclamp_min, int uclamp_max, int cpu) const;
     // uclamp_is_used(): some task has a clamp (the static key sched_uclamp_used).
@@ -236,6 +242,7 @@ public:
     // rd->overutilized: -1 when clear, else the CPU whose utilisation set it (it may fit again:
     // the flag is cleared only by a root-level load balance).
     int rd_overutilized_cpu() const { return rd_overutilized_ ? rd_overutilized_by_ : -1; }
+    double misfit_task_load(int cpu) const { return rq_of(cpu).misfit_task_load; }  // rq->misfit_task_load
     bool rd_overloaded() const { return rd_overloaded_; }  // get_rd_overloaded()
     // check_update_overutilized_status(): at an enqueue and a busy tick.
     void check_update_overutilized_status(int cpu);
@@ -298,6 +305,7 @@ private:
         int nr_sched_idle = 0;  // cfs.h_nr_idle: queued SCHED_IDLE tasks, delayed ones included
         bool ttwu_pending = false;
         bool overloaded = false;  // two or more tasks queued, delayed ones too (feeds rd->overloaded)
+        double misfit_task_load = 0;  // rq->misfit_task_load: set at the pick and the tick, cleared at newidle
         std::vector<Task*> wake_list;
         bool need_resched = false;
         bool nohz_newilb = false;  // NOHZ_NEWILB_KICK in nohz_flags(cpu): update idle CPUs' blocked load at idle entry

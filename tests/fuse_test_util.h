@@ -66,6 +66,14 @@ public:
     ProgramDriver driver;
 };
 
+// The task named `comm` of a simulation; fails the test when there is none.
+inline const Task& task_named(const FuseSim& sim, const std::string& comm) {
+    for (int i = 0; i < sim.sched.nr_tasks(); ++i)
+        if (sim.sched.task(i).comm == comm) return sim.sched.task(i);
+    FAIL("no task " << comm);
+    return sim.sched.task(0);
+}
+
 // A flag of the root domain that lags the state it stands for (set at once, cleared only by a
 // later event), sampled every `step` from `from` to `to`: how many samples had it set, how many
 // of those had the state false, and how many samples after its first set had it clear.

@@ -272,3 +272,44 @@ TEST_CASE("EAS: rd->overutilized stays set after no CPU is overutilized, until a
     CHECK(n.set_without_state > 0);
     CHECK(n.cleared_after_set > 0);
 }
+
+TEST_CASE("Misfit: a task that outgrows its little CPU between two ticks is marked misfit at the next tick, and then moves up",
+          "[eas][balance]") {
+    // update_misfit_status() sets rq->misfit_task_load at the pick and at task_tick_fair() only;
+    // the balancer and the nohz kick read it as set. H first runs 1 ms every 21 ms, which EAS
+    // places on a little CPU, then 300 ms at a time: on the little CPU it grows past 80% of 512.
+    testutil::FuseSim sim(doc(R"({"machine": )" + asym4() + R"(, "workload": {"kind": "program", "parent_cpu": 0,
+        "tasks": [{"name": "H", "program": [{"loop": 20, "do": [{"run": "1ms"}, {"sleep": "20ms"}]},
+                                           {"loop": 0, "do": [{"run": "300ms"}, {"sleep": "400ms"}]}]}]},
+        "policies": ["plain"], "run": {"duration": "2s"}})"));
+    const Task* hp = &testutil::task_named(sim, "H");
+    int outgrown = 0, unmarked = 0, marked = 0, marked_on_big = 0, ran_big_after_little = 0;
+    int last_cpu = -1;
+    for (Time t = kNsPerMs; t <= 1900 * kNsPerMs; t += 20'000) {
+        sim.engine.run_until(t);
+        for (int c = 0; c < 4; ++c) {
+            if (sim.sched.misfit_task_load(c) > 0) {
+                ++marked;
+                marked_on_big += c >= 2;
+            }
+            if (sim.sched.current(c) != hp) continue;
+            if (c >= 2 && last_cpu >= 0 && last_cpu < 2) ++ran_big_after_little;
+            last_cpu = c;
+            // The signal grown to now (what the kernel's next update would leave) against 80% of c.
+            const double now_util = std::max(sim.sched.task_pelt_now(*hp).util_avg, hp->pelt.util_est);
+            if (c < 2 && now_util * 1280 >= sim.sched.capacity_of(c) * 1024.0) {
+                ++outgrown;
+                unmarked += sim.sched.misfit_task_load(c) == 0;
+            }
+        }
+    }
+    INFO("samples with H past its little CPU " << outgrown << ", of them not yet marked " << unmarked
+                                               << "; samples with a CPU marked " << marked << " (on a big one "
+                                               << marked_on_big << "); moves up " << ran_big_after_little);
+    CHECK(outgrown > 0);
+    CHECK(unmarked > 0);
+    CHECK(unmarked < outgrown);
+    CHECK(marked > 0);
+    CHECK(marked_on_big == 0);  // a big CPU is H's biggest: capacity == max_allowed_capacity
+    CHECK(ran_big_after_little > 0);
+}

@@ -27,13 +27,7 @@ void advance(Pelt& sa, Time& now, Time span, Time step, bool running) {
     }
 }
 
-// The task named `comm` of a simulation; fails the test when there is none.
-const Task& task_named(const testutil::FuseSim& sim, const std::string& comm) {
-    for (int i = 0; i < sim.sched.nr_tasks(); ++i)
-        if (sim.sched.task(i).comm == comm) return sim.sched.task(i);
-    FAIL("no task " << comm);
-    return sim.sched.task(0);
-}
+using testutil::task_named;
 
 }  // namespace
 
@@ -192,4 +186,36 @@ TEST_CASE("runnable_boost: schedutil reads a CPU's runnable average from Linux 6
                                   << off.second << ")");
     CHECK(on.first > on.second * 1.1);
     CHECK(off.first == off.second);
+}
+
+TEST_CASE("PELT: task_util() and task_load() read a task's signals as last updated: a running task's change only at its ticks",
+          "[pelt]") {
+    // task_util() is READ_ONCE(p->se.avg.util_avg) and task_h_load() reads se.avg.load_avg: what the
+    // entity's last update_load_avg() left (enqueue, pick, tick, sleep), not the signal grown to
+    // now. H runs alone on its CPU, so only its ticks update it; the signal grown to now moves
+    // many times between two ticks.
+    const json d = doc(R"({"machine": )" + flat(1) + R"(, "workload": {"kind": "program", "tasks": [
+        {"name": "H", "program": [{"loop": 0, "do": [{"run": "1ms"}]}]}]},
+        "policies": ["plain"], "run": {"duration": "400ms"}})");
+    testutil::FuseSim sim(d);
+    const Task& h = task_named(sim, "H");
+    int util_changes = 0, load_changes = 0, projected_changes = 0, behind = 0;
+    double util = -1, load = -1, projected = -1;
+    for (Time t = 10 * kNsPerMs; t <= 110 * kNsPerMs; t += 100'000) {
+        sim.engine.run_until(t);
+        const double u = sim.sched.task_util(h), l = sim.sched.task_load(h), p = sim.sched.task_pelt_now(h).util_avg;
+        util_changes += util >= 0 && u != util;
+        load_changes += load >= 0 && l != load;
+        projected_changes += projected >= 0 && p != projected;
+        behind += u < p;
+        util = u, load = l, projected = p;
+    }
+    const auto ticks = static_cast<int>(100 * kNsPerMs / sim.sched.tick_ns());
+    INFO("ticks " << ticks << ": task_util() changed " << util_changes << " times, task_load() " << load_changes
+                  << ", the signal grown to now " << projected_changes << "; samples behind it " << behind);
+    CHECK(util_changes > 0);
+    CHECK(util_changes <= ticks + 1);
+    CHECK(load_changes <= ticks + 1);
+    CHECK(projected_changes > util_changes + ticks);
+    CHECK(behind > 0);
 }
