@@ -18,11 +18,6 @@ namespace {
 
 constexpr int kNrMigrate = 32;            // sysctl_sched_nr_migrate
 constexpr int kNrMigrateBreak = 32;       // SCHED_NR_MIGRATE_BREAK (8 only on PREEMPT_RT)
-// imbalanced_active_balance() (migrate_task after cache_nice_tries + 2 failures) is implemented but
-// off: with the ILB and the stopper acting at the model's instants it splits request/reply pairs
-// that share a CPU (FUSE ring thread and fio) every few tens of ms, which the published FUSE
-// figures do not show. docs/model.md.
-constexpr bool kImbalancedActiveBalance = false;
 
 // capacity_greater(): more than ~5% larger.
 bool capacity_greater(double a, double b) { return a * 1024 > b * 1078; }
@@ -419,12 +414,12 @@ int Scheduler::sched_balance_find_src_rq(const LbEnv& env, int group) const {
     return busiest;
 }
 
-// need_active_balance() via imbalanced_active_balance() and the misfit rule (no asym packing, no
-// capacity reduced by IRQ or RT time in wakesim).
+// need_active_balance(): imbalanced_active_balance() (migrate_task after cache_nice_tries + 2
+// failures) and the misfit rule (no asym packing, no capacity reduced by IRQ or RT time in wakesim).
 bool Scheduler::need_active_balance(const LbEnv& env) const {
     const SchedDomain& D = sd_.of(env.dst).levels[static_cast<size_t>(env.level)];
     const int failed = rq_of(env.dst).dom[static_cast<size_t>(env.level)].nr_balance_failed;
-    if (kImbalancedActiveBalance && env.type == MigrationType::task && failed > D.cache_nice_tries + 2) return true;
+    if (env.type == MigrationType::task && failed > D.cache_nice_tries + 2) return true;
     return env.type == MigrationType::misfit;
 }
 

@@ -181,7 +181,7 @@ constexpr MetricDef kRows[] = {
     {Metric::migrations_newidle, "migrations.newidle", "count", K::counter, T::integer, B::neither, G::migrations,
      kRunOnly, &migrations_by<MigrationCause::newidle>, "by newly-idle balancing"},
     {Metric::migrations_active, "migrations.active", "count", K::counter, T::integer, B::neither, G::migrations,
-     kRunOnly, &migrations_by<MigrationCause::active>, "by active balancing (`active_load_balance_cpu_stop()`: a misfit task moved off a CPU too small for it; the model leaves the `imbalanced_active_balance()` trigger off)"},
+     kRunOnly, &migrations_by<MigrationCause::active>, "by active balancing (`active_load_balance_cpu_stop()`: a misfit task moved off a CPU too small for it, or a running task pushed after `cache_nice_tries + 2` failed passes, `imbalanced_active_balance()`)"},
     {Metric::migrations_smt, "migrations.smt", "count", K::counter, T::integer, B::neither, G::migrations, kRunOnly,
      &migrations_at<CpuDistance::smt>, "between SMT siblings"},
     {Metric::migrations_cluster, "migrations.cluster", "count", K::counter, T::integer, B::neither, G::migrations,
