@@ -477,12 +477,12 @@ void Scheduler::schedule(int cpu) {
     pelt_update_task(*next, false, true);
     next->state = TaskState::running;
     next->cfs_seq = ++cfs_seq_;  // pick_next_task_fair(): list_move to the head of cfs_tasks
-    update_misfit_status(next, cpu);  // __set_next_task_fair()
     if (next == prev) {
         next->exec_start = now();
         arch_->return_to_curr(cpu);
         return;
     }
+    update_misfit_status(next, cpu);  // __set_next_task_fair(), for a new task only (put_prev_set_next_task())
     const char prev_state = !prev || prev->state == TaskState::runnable ? 'R'
                             : prev->state == TaskState::exited         ? 'X'
                                                                        : 'S';
