@@ -126,12 +126,23 @@ void Scheduler::pelt_attach(Task& p, int cpu) {
 // post_init_entity_util_avg(), once wake_up_new_task() has chosen `cpu` (after its
 // init_entity_runnable_average()): util_avg extrapolated from the task's runqueue there (util_avg
 // x weight / (load_avg + 1)), at most half the capacity that runqueue leaves, runnable_avg the
-// same; the enqueue attaches them. The runqueue is cfs_rq_of(se), read as last updated: the
-// root's, or a grouped task's group's on that CPU.
+// same; the enqueue attaches them. The runqueue is cfs_rq_of(se): the root's, as last updated;
+// for a grouped task its group's on that CPU, whose utilisation the model does not keep (only
+// its load): the group's tasks there are summed, decayed to now.
 void Scheduler::post_init_entity_util_avg(Task& p, int cpu) {
-    const Pelt& rq_avg =
-        p.group < 0 ? rq_of(cpu).pelt : groups_[static_cast<size_t>(p.group)].cpu[static_cast<size_t>(cpu)].avg;
-    const double rq_util = rq_avg.util_avg, rq_load = rq_avg.load_avg;
+    double rq_util = 0, rq_load = 0;
+    if (p.group < 0) {
+        const Pelt& s = rq_of(cpu).pelt;
+        rq_util = s.util_avg;
+        rq_load = s.load_avg;
+    } else {
+        for (const Task& t : tasks_) {
+            if (&t == &p || t.group != p.group || t.cpu != cpu || t.state == TaskState::unstarted || t.state == TaskState::exited) continue;
+            const Pelt s = task_pelt_now(t);
+            rq_util += s.util_avg;
+            rq_load += s.load_avg;
+        }
+    }
     Pelt& sa = p.pelt;
     const auto cap = (static_cast<int64_t>(capacity_of(cpu)) - static_cast<int64_t>(rq_util)) / 2;
     if (cap > 0) {
