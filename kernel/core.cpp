@@ -365,9 +365,9 @@ void Scheduler::wake_up_new_task(int task, int parent) {
     if (!t.allowed.test(c)) c = t.allowed.first();
     t.cpu = t.wake_cpu = c;
     t.recent_used_cpu = parent;
-    pelt_update_cpu(c);
-    if (!t.long_idle) post_init_entity_util_avg(t, c);
+    if (!t.long_idle) post_init_entity_util_avg(t, c);  // the runqueue's signals as last updated
     t.long_idle = false;  // a thread forked again in this slot later is new
+    pelt_update_cpu(c);
     pelt_attach(t, c);  // enqueue_entity()'s update_load_avg(DO_ATTACH)
     Rq& rq = rq_of(c);
     const CfsRq& cfs = cfs_of(t, c);
@@ -449,7 +449,8 @@ void Scheduler::schedule(int cpu) {
         pelt_update_task(*prev, true, true);
         prev->state = TaskState::runnable;  // preempted: stays queued
     }
-    if (rq.active_balance_push >= 0) active_load_balance_cpu_stop(cpu);  // the stopper runs first
+    const bool stopper = rq.active_balance_push >= 0;
+    if (stopper) active_load_balance_cpu_stop(cpu);  // the stopper runs first
     // The root's entity of prev, still cfs_rq->curr there until this pick.
     // (A prev the active-balance stopper moved away left nothing here: every level is new.)
     const SchedEntity* prev_top = prev && prev->group >= 0 && prev->cpu == cpu ? cfs_of(*prev, cpu).se : nullptr;
@@ -477,12 +478,14 @@ void Scheduler::schedule(int cpu) {
     pelt_update_task(*next, false, true);
     next->state = TaskState::running;
     next->cfs_seq = ++cfs_seq_;  // pick_next_task_fair(): list_move to the head of cfs_tasks
+    // __set_next_task_fair() for a task other than prev (put_prev_set_next_task()); after the
+    // stopper, prev was the stopper.
+    if (next != prev || stopper) update_misfit_status(next, cpu);
     if (next == prev) {
         next->exec_start = now();
         arch_->return_to_curr(cpu);
         return;
     }
-    update_misfit_status(next, cpu);  // __set_next_task_fair(), for a new task only (put_prev_set_next_task())
     const char prev_state = !prev || prev->state == TaskState::runnable ? 'R'
                             : prev->state == TaskState::exited         ? 'X'
                                                                        : 'S';

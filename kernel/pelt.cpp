@@ -126,7 +126,8 @@ void Scheduler::pelt_attach(Task& p, int cpu) {
 // post_init_entity_util_avg(), once wake_up_new_task() has chosen `cpu` (after its
 // init_entity_runnable_average()): util_avg extrapolated from the task's runqueue there (util_avg
 // x weight / (load_avg + 1)), at most half the capacity that runqueue leaves, runnable_avg the
-// same; the enqueue attaches them. The runqueue is cfs_rq_of(se): the root's, as last updated;
+// same; the enqueue attaches them. The runqueue is cfs_rq_of(se): the root's, as last updated
+// (wake_up_new_task() updates it only at the enqueue, after this);
 // for a grouped task its group's on that CPU, whose utilisation the model does not keep (only
 // its load): the group's tasks there are summed, decayed to now.
 void Scheduler::post_init_entity_util_avg(Task& p, int cpu) {
