@@ -140,8 +140,9 @@ void Scheduler::place_entity(CfsRq& cfs, SchedEntity& se, bool initial) {
 
 // enqueue_task_fair(): enqueue_entity() on the task's runqueue, then up the hierarchy: the group's
 // entity joins the root, or is requeued if it was left there delayed; the accounting and
-// cpufreq_update_util().
-void Scheduler::enqueue(int cpu, Task& t, bool initial) {
+// cpufreq_update_util(). A delayed sleeper moved by the balancer arrives still delayed: queued
+// (load, nr_running) but not runnable and without its util_est.
+void Scheduler::enqueue(int cpu, Task& t, bool initial, bool delayed) {
     Rq& rq = rq_of(cpu);
     // enqueue_entity() updates the runqueue it enqueues into: the task's own, whose running entity
     // is the CPU's running task only if that task queues there too, and the root only when the
@@ -161,7 +162,12 @@ void Scheduler::enqueue(int cpu, Task& t, bool initial) {
     t.on_rq = true;
     ++rq.nr_running;
     rq.load_weight += t.weight;
-    util_est_enqueue(rq, t);
+    if (delayed) {
+        t.sched_delayed = true;
+        ++rq.nr_delayed;
+    } else {
+        util_est_enqueue(rq, t);
+    }
     if (t.policy == SchedPolicy::idle) ++rq.nr_sched_idle;
     if (cfs.se) {
         cfs.load_weight += t.weight;
@@ -187,7 +193,8 @@ void Scheduler::dequeue(int cpu, Task& t, bool sleep) {
     rq.load_weight -= t.weight;
     if (t.sched_delayed) {
         pelt_update_task(t, false, false);  // dequeue_entity()'s update_load_avg(): the delay counted as load
-        if (cfg_.features.on(Feat::DELAY_ZERO) && lag > 0) lag = 0;
+        // finish_delayed_dequeue_entity(): only the final dequeue, not a migration's.
+        if (sleep && cfg_.features.on(Feat::DELAY_ZERO) && lag > 0) lag = 0;
         t.sched_delayed = false;
         --rq.nr_delayed;
     } else {

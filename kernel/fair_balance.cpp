@@ -47,9 +47,10 @@ bool Scheduler::task_hot(const Task& t, const LbEnv& env) const {
     return engine_.now() - t.exec_start < cfg_.migration_cost_ns;
 }
 
-// can_migrate_task(). Delayed tasks stay (the kernel moves them in migrate_load only).
+// can_migrate_task(). A delayed sleeper moves only in a migrate_load balance ("sched/fair: Do
+// not try to migrate delayed dequeue task", 6.14), and, being ineligible, only after a failure.
 bool Scheduler::can_migrate_task(const Task& t, LbEnv& env) const {
-    if (t.sched_delayed) return false;
+    if (t.sched_delayed && env.type != MigrationType::load) return false;
     // Eligible tasks go first: an ineligible one (lag < 0, kept by place_entity() on the new CPU)
     // waits until this domain has failed to balance (task_is_ineligible_on_dst_cpu()).
     const int failed = rq_of(env.dst).dom[static_cast<size_t>(env.level)].nr_balance_failed;
@@ -60,23 +61,25 @@ bool Scheduler::can_migrate_task(const Task& t, LbEnv& env) const {
     if (!t.allowed.test(env.dst) || t.migration_disabled) return false;
     env.all_pinned = false;  // a task that could run on dst_cpu
     if (t.state == TaskState::running) return false;  // task_on_cpu()
-    if (t.state != TaskState::runnable) return false;
+    if (t.state != TaskState::runnable && !t.sched_delayed) return false;
     if (env.active_lb) return true;
     const SchedDomain& D = sd_.of(env.dst).levels[static_cast<size_t>(env.level)];
     return !task_hot(t, env) || failed > D.cache_nice_tries;
 }
 
-// detach_task() + attach_task().
+// detach_task() + attach_task(). A delayed sleeper stays delayed on the new CPU
+// (enqueue_task_fair() without ENQUEUE_WAKEUP: not runnable there) and preempts nothing.
 void Scheduler::move_task(Task& t, int src, int dst, MigrationCause cause) {
-    pelt_update_task(t, false, true);
+    const bool delayed = t.sched_delayed;
+    pelt_update_task(t, false, !delayed);
     dequeue(src, t);
     update_idle_state(src);
     set_task_cpu(t, dst, cause);
-    enqueue(dst, t, false);
-    t.state = TaskState::runnable;
+    enqueue(dst, t, false, delayed);
+    if (!delayed) t.state = TaskState::runnable;
     update_idle_state(dst);
     // attach_task(): wakeup_preempt(rq, p, 0), as for a wakeup
-    if (rq_of(dst).curr && check_preempt_wakeup_fair(dst, t, 0)) resched_curr(dst);
+    if (!delayed && rq_of(dst).curr && check_preempt_wakeup_fair(dst, t, 0)) resched_curr(dst);
 }
 
 // detach_tasks() + attach_tasks(): walk cfs_tasks from the tail (least recently enqueued or

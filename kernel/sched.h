@@ -428,7 +428,7 @@ private:
         }
         return q.queue.size() > 1 && (expired || e.vruntime >= e.vprot);
     }
-    void enqueue(int cpu, Task& t, bool initial);
+    void enqueue(int cpu, Task& t, bool initial, bool delayed = false);  // delayed: a migrating delayed sleeper
     // Removes from the queue entirely; `sleep`: the task sleeps or exits (DEQUEUE_SLEEP).
     void dequeue(int cpu, Task& t, bool sleep = false);
     bool check_preempt_wakeup_fair(int cpu, Task& p, uint32_t flags);
