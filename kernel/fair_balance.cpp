@@ -71,7 +71,7 @@ bool Scheduler::can_migrate_task(const Task& t, LbEnv& env) const {
 // (enqueue_task_fair() without ENQUEUE_WAKEUP: not runnable there) and preempts nothing.
 void Scheduler::move_task(Task& t, int src, int dst, MigrationCause cause) {
     const bool delayed = t.sched_delayed;
-    pelt_update_task(t, false, !delayed);
+    if (!delayed) pelt_update_task(t, false, true);  // dequeue() updates a delayed sleeper itself
     dequeue(src, t);
     update_idle_state(src);
     set_task_cpu(t, dst, cause);
