@@ -454,8 +454,10 @@ void Scheduler::schedule(int cpu) {
     // The root's entity of prev, still cfs_rq->curr there until this pick.
     // (A prev the active-balance stopper moved away left nothing here: every level is new.)
     const SchedEntity* prev_top = prev && prev->group >= 0 && prev->cpu == cpu ? cfs_of(*prev, cpu).se : nullptr;
+    // pick_next_task_fair(): a newidle balance that pulled starts the pick again (goto again),
+    // so a pick that then found only delayed sleepers (dequeued there) balances again.
     Task* next = pick_next_task_fair(cpu);
-    if (!next && sched_balance_newidle(cpu)) next = pick_next_task_fair(cpu);
+    while (!next && sched_balance_newidle(cpu)) next = pick_next_task_fair(cpu);
     rq.need_resched = false;  // clear_tsk_need_resched(prev) after pick_next_task()
     if (!next) {
         go_idle(cpu);
