@@ -303,8 +303,7 @@ int Scheduler::add_task(const TaskSpec& spec) {
             tg.shares = 0;
             tg.cpu.resize(static_cast<size_t>(topo_.nr_cpus()));
             for (GroupCpu& gc : tg.cpu) {
-                gc.se.my_q = &gc.q;
-                gc.se.weight = 0;
+                gc.se.my_q = &gc.q;  // init_tg_cfs_entry(): weight NICE_0_LOAD until the first update_cfs_group()
                 gc.q.se = &gc.se;
                 gc.q.group = id;
             }
@@ -564,7 +563,6 @@ void Scheduler::check_invariants() const {
         const Rq& rq = rqs_[c];
         int delayed = 0, idle_policy = 0;
         double util_est = 0;
-        uint64_t weight = 0;
         std::vector<const Task*> queued;
         for_each_queued(rq, [&](const Task* t) { queued.push_back(t); });
         for (const Task* t : queued) {
@@ -573,14 +571,12 @@ void Scheduler::check_invariants() const {
             if (!t->on_rq) throw std::logic_error("queued task " + t->comm + " not on_rq");
             delayed += t->sched_delayed ? 1 : 0;
             idle_policy += t->policy == SchedPolicy::idle ? 1 : 0;
-            weight += t->weight;
             if (!t->sched_delayed) {
                 util_est += t->util_est_queued;
             } else if (t->util_est_queued != 0) throw std::logic_error("delayed task " + t->comm + " still in util_est");
         }
         if (std::abs(util_est - rq.util_est) > 1e-6 * (1 + util_est))
             throw std::logic_error("util_est mismatch on cpu" + std::to_string(c));
-        if (weight != rq.load_weight) throw std::logic_error("load weight mismatch on cpu" + std::to_string(c));
         if (idle_policy != rq.nr_sched_idle) throw std::logic_error("h_nr_idle mismatch on cpu" + std::to_string(c));
         if (static_cast<int>(queued.size()) != rq.nr_running) throw std::logic_error("nr_running mismatch on cpu" + std::to_string(c));
         if (delayed != rq.nr_delayed) throw std::logic_error("nr_delayed mismatch on cpu" + std::to_string(c));
@@ -598,7 +594,7 @@ void Scheduler::check_invariants() const {
                 if (!e->my_q && static_cast<const Task*>(e)->group != q.group)
                     throw std::logic_error("task " + static_cast<const Task*>(e)->comm + " on another group's runqueue");
             }
-            if (q.se && w != q.load_weight) throw std::logic_error("load weight mismatch on cpu" + std::to_string(c));
+            if (w != q.load_weight) throw std::logic_error("load weight mismatch on cpu" + std::to_string(c));
             if (static_cast<int64_t>(w) != q.w_sum || vw != q.vw_sum)
                 throw std::logic_error("the runqueue's vruntime sums disagree with its entities on cpu" + std::to_string(c));
         };

@@ -161,7 +161,6 @@ void Scheduler::enqueue(int cpu, Task& t, bool initial, bool delayed) {
     t.cfs_seq = ++cfs_seq_;  // account_entity_enqueue(): list_add at the head of cfs_tasks
     t.on_rq = true;
     ++rq.nr_running;
-    rq.load_weight += t.weight;
     if (delayed) {
         t.sched_delayed = true;
         ++rq.nr_delayed;
@@ -169,10 +168,8 @@ void Scheduler::enqueue(int cpu, Task& t, bool initial, bool delayed) {
         util_est_enqueue(rq, t);
     }
     if (t.policy == SchedPolicy::idle) ++rq.nr_sched_idle;
-    if (cfs.se) {
-        cfs.load_weight += t.weight;
-        enqueue_group_se(cpu, cfs);
-    }
+    cfs.load_weight += t.weight;
+    if (cfs.se) enqueue_group_se(cpu, cfs);
     update_overload(cpu);
     cpufreq_update_util(cpu);
     if (!initial) check_update_overutilized_status(cpu);  // enqueue_task_fair(): not for a new task
@@ -190,7 +187,6 @@ void Scheduler::dequeue(int cpu, Task& t, bool sleep) {
     if (t.group >= 0) pelt_update_group(cpu, t.group);
     CfsRq& cfs = cfs_of(t, cpu);
     int64_t lag = entity_lag(cfs, t);
-    rq.load_weight -= t.weight;
     if (t.sched_delayed) {
         pelt_update_task(t, false, false);  // dequeue_entity()'s update_load_avg(): the delay counted as load
         // finish_delayed_dequeue_entity(): only the final dequeue, not a migration's.
@@ -210,8 +206,8 @@ void Scheduler::dequeue(int cpu, Task& t, bool sleep) {
     queue_erase(cfs, t);
     t.on_rq = false;
     --rq.nr_running;
+    cfs.load_weight -= t.weight;
     if (cfs.se) {
-        cfs.load_weight -= t.weight;
         if (cfs.queue.empty()) {
             dequeue_group_se(cpu, cfs, true);
         } else {
@@ -239,6 +235,7 @@ void Scheduler::enqueue_group_se(int cpu, CfsRq& gq) {
         place_entity(root, g, false);
         queue_add(root, g);
         g.on_rq = true;
+        root.load_weight += g.weight;  // account_entity_enqueue()
         return;
     }
     if (g.sched_delayed) requeue_delayed_entity(root, g);
@@ -262,6 +259,11 @@ void Scheduler::dequeue_group_se(int cpu, CfsRq& gq, bool sleep) {
     g.vlag = lag;
     queue_erase(root, g);
     g.on_rq = false;
+    // dequeue_entity()'s update_load_avg() first (a delayed entity leaves at a pick, where nothing
+    // has brought the root's signals to now), then account_entity_dequeue().
+    pelt_update_cpu(cpu);
+    pelt_update_gse(cpu, gq.group);
+    root.load_weight -= g.weight;
 }
 
 // update_cfs_group() with calc_group_shares(), at least MIN_SHARES. A change of weight on the
@@ -281,10 +283,7 @@ void Scheduler::update_cfs_group(int cpu, CfsRq& gq) {
     if (tg_weight > 0) shares /= tg_weight;
     const auto w = static_cast<uint32_t>(std::clamp<int64_t>(shares, 2, tg.shares));
     if (w == g.weight) return;
-    if (g.weight == 0) {  // the group's first enqueue on this CPU
-        g.weight = w;
-        return;
-    }
+    reweight_gse_load(cpu, gq.group, w);
     if (!g.on_rq) {
         g.vlag = g.vlag * static_cast<int64_t>(g.weight) / static_cast<int64_t>(w);
         g.weight = w;

@@ -94,7 +94,9 @@ void Scheduler::pelt_migrate(Task& p, int from_cpu, int to_cpu) {
 
 // attach_entity_load_avg(): the task's sums rebuilt from its averages at the CPU's period (what
 // it ran since its last period boundary is not carried), then added to the CPU's signals, which
-// the caller has brought up to date.
+// the caller has brought up to date. A grouped task's load joins its group's runqueue, and reaches
+// the root only through the group's entity (add_tg_cfs_propagate()); its utilisation is added to
+// the CPU's at once, which the kernel's exact propagation of util_avg and runnable_avg amounts to.
 void Scheduler::pelt_attach(Task& p, int cpu) {
     Pelt& to = rq_of(cpu).pelt;
     rq_of(cpu).util_decayed = true;  // attach_entity_load_avg() -> cfs_rq_util_change()
@@ -111,15 +113,21 @@ void Scheduler::pelt_attach(Task& p, int cpu) {
     to.util_sum += se.util_sum;
     to.runnable_avg += se.runnable_avg;
     to.runnable_sum += se.runnable_sum;
-    to.load_avg += se.load_avg;
-    to.load_sum += w * se.load_sum;
-    if (p.group < 0) return;
+    if (p.group < 0) {
+        to.load_avg += se.load_avg;
+        to.load_sum += w * se.load_sum;
+        return;
+    }
     // The task's own runqueue is its group's here: attach_entity_load_avg() there, then
     // update_tg_load_avg().
     pelt_sync_group(cpu, p.group);
     GroupCpu& gc = groups_[static_cast<size_t>(p.group)].cpu[static_cast<size_t>(cpu)];
     gc.avg.load_avg += se.load_avg;
     gc.avg.load_sum += static_cast<uint64_t>(se.load_avg) * pelt::divider(gc.avg);
+    gc.avg.util_avg += se.util_avg;
+    gc.avg.util_sum += static_cast<uint64_t>(se.util_avg) * pelt::divider(gc.avg);
+    gc.prop_runnable_sum += static_cast<int64_t>(se.load_sum);  // add_tg_cfs_propagate()
+    gc.propagate = true;
     update_tg_load_avg(cpu, p.group);
 }
 
@@ -165,8 +173,17 @@ bool Scheduler::pelt_apply_removed(int cpu, int group) {
             ++it;
             continue;
         }
-        pelt_subtract(rq_of(cpu).pelt, *it);
-        pelt_subtract(groups_[static_cast<size_t>(group)].cpu[static_cast<size_t>(cpu)].avg, *it);
+        // The root loses the task's utilisation at once; its load leaves the group's runqueue, and
+        // the root through the group's entity: add_tg_cfs_propagate() of the removed runnable
+        // average, as a sum at the group runqueue's period (the unweighted removed load).
+        PeltRemoved util_only = *it;
+        util_only.load_avg = 0;
+        util_only.load_sum = 0;
+        pelt_subtract(rq_of(cpu).pelt, util_only);
+        GroupCpu& gc = groups_[static_cast<size_t>(group)].cpu[static_cast<size_t>(cpu)];
+        gc.prop_runnable_sum += -static_cast<int64_t>(static_cast<uint64_t>(it->runnable_avg) * pelt::divider(gc.avg)) >> 10;
+        gc.propagate = true;
+        pelt_subtract(gc.avg, *it);
         it = pending.erase(it);
         removed = true;
     }
@@ -174,17 +191,91 @@ bool Scheduler::pelt_apply_removed(int cpu, int group) {
     return removed;
 }
 
-// update_cfs_rq_load_avg() of the group's runqueue: the removed load off, the load decayed to now;
-// true if either changed it. update_load_avg(cfs_rq, se, UPDATE_TG) then calls
-// update_tg_load_avg().
+// update_cfs_rq_load_avg() of the group's runqueue: the removed load off, the load and the
+// utilisation (while one of its tasks runs here) decayed to now; true if either changed it.
+// update_load_avg(cfs_rq, se, UPDATE_TG) then calls update_tg_load_avg().
 bool Scheduler::pelt_sync_group(int cpu, int group) {
     GroupCpu& gc = groups_[static_cast<size_t>(group)].cpu[static_cast<size_t>(cpu)];
     const bool removed = pelt_apply_removed(cpu, group);
-    return pelt::update(gc.avg, engine_.now(), gc.q.load_weight, 0, false, 0, 1) || removed;
+    const Rq& rq = rq_of(cpu);
+    const bool running = rq.curr && rq.curr->group == group;
+    const uint32_t scale = running ? pelt::util_scale(hw_.invariant_speed(cpu)) : 0;
+    return pelt::update(gc.avg, engine_.now(), gc.q.load_weight, 0, running, scale, 1) || removed;
 }
 
 void Scheduler::pelt_update_group(int cpu, int group) {
     if (pelt_sync_group(cpu, group)) update_tg_load_avg(cpu, group);
+    pelt_update_gse(cpu, group);
+}
+
+// __update_load_avg_se() of the group's entity (load while it is on the root's queue, util while
+// one of its tasks runs here), then propagate_entity_load_avg() when a task was attached to or
+// removed from the group's runqueue: update_tg_cfs_util() gives the entity its runqueue's
+// utilisation, and update_tg_cfs_load() changes its load_sum, and the root's load by as much.
+// (The root's utilisation is not touched: the model adds a grouped task's to it directly.) The
+// root's signals are current (the callers update them first).
+void Scheduler::pelt_update_gse(int cpu, int group) {
+    GroupCpu& gc = groups_[static_cast<size_t>(group)].cpu[static_cast<size_t>(cpu)];
+    Pelt& se = gc.se_avg;
+    const SchedEntity& g = gc.se;
+    // Nothing to decay or propagate (skip_blocked_update()): the update would change no signal.
+    if (!g.on_rq && !gc.propagate && se.load_sum == 0 && se.util_sum == 0 && se.load_avg == 0 && se.util_avg == 0)
+        return;
+    Rq& rq = rq_of(cpu);
+    const bool running = rq.curr && rq.curr->group == group;
+    const uint32_t scale = running ? pelt::util_scale(hw_.invariant_speed(cpu)) : 0;
+    pelt::update(se, engine_.now(), g.on_rq ? 1 : 0, 0, running, scale, g.weight);
+    if (!gc.propagate) return;
+    gc.propagate = false;
+    Pelt& root = rq.pelt;
+    const uint32_t div = pelt::divider(root);
+    if (se.util_avg != gc.avg.util_avg) {  // update_tg_cfs_util()
+        se.util_avg = gc.avg.util_avg;
+        se.util_sum = static_cast<uint64_t>(se.util_avg) * div;
+    }
+    const int64_t prop = gc.prop_runnable_sum;
+    if (prop == 0) return;
+    gc.prop_runnable_sum = 0;
+    uint64_t runnable_sum;
+    if (prop > 0) {
+        runnable_sum = std::min<uint64_t>(static_cast<uint64_t>(prop) + se.load_sum, div);
+    } else {
+        // Removed: the group's runqueue's new runnable time, assuming its tasks equally runnable.
+        const uint64_t rq_sum = gc.q.load_weight ? gc.avg.load_sum / gc.q.load_weight : 0;
+        runnable_sum = std::min(se.load_sum, rq_sum);
+    }
+    runnable_sum = std::max(runnable_sum, se.util_sum >> 10);  // never below its running time
+    const uint64_t w = g.weight;
+    const uint64_t load_sum = w * runnable_sum;
+    const auto load_avg = static_cast<double>(load_sum / div);
+    const double delta_avg = load_avg - se.load_avg;
+    if (delta_avg == 0) return;
+    const auto delta_sum = static_cast<int64_t>(load_sum) - static_cast<int64_t>(w * se.load_sum);
+    se.load_sum = runnable_sum;
+    se.load_avg = load_avg;
+    root.load_avg = std::max(0.0, root.load_avg + delta_avg);  // add_positive()
+    root.load_sum = delta_sum < 0 && static_cast<uint64_t>(-delta_sum) > root.load_sum
+                        ? 0
+                        : static_cast<uint64_t>(static_cast<int64_t>(root.load_sum) + delta_sum);
+    root.load_sum = std::max(root.load_sum, static_cast<uint64_t>(root.load_avg) * pelt::kMinDivider);
+}
+
+// reweight_entity(): dequeue_load_avg() takes the entity's load off the root's, its load_avg is
+// recomputed at the new weight from its unweighted sum, and enqueue_load_avg() adds it back; on
+// the queue, the root's load.weight follows.
+void Scheduler::reweight_gse_load(int cpu, int group, uint32_t w) {
+    GroupCpu& gc = groups_[static_cast<size_t>(group)].cpu[static_cast<size_t>(cpu)];
+    Pelt& se = gc.se_avg;
+    Rq& rq = rq_of(cpu);
+    Pelt& root = rq.pelt;
+    const uint64_t old_w = gc.se.weight;
+    root.load_avg = std::max(0.0, root.load_avg - se.load_avg);
+    root.load_sum = root.load_sum > old_w * se.load_sum ? root.load_sum - old_w * se.load_sum : 0;
+    root.load_sum = std::max(root.load_sum, static_cast<uint64_t>(root.load_avg) * pelt::kMinDivider);
+    se.load_avg = static_cast<double>(w * se.load_sum / pelt::divider(se));
+    root.load_avg += se.load_avg;
+    root.load_sum += w * se.load_sum;
+    if (gc.se.on_rq) rq.cfs.load_weight = rq.cfs.load_weight - old_w + w;
 }
 
 // update_tg_load_avg(): the runqueue's part of tg->load_avg follows its load when that moved by
@@ -267,9 +358,31 @@ double Scheduler::wakee_util(const Task& p) const { return task_util_est(p, wake
 // tick, a queued one's at its enqueue or preemption, a sleeper's at its sleep).
 double Scheduler::task_util(const Task& t) const { return task_util_est(t, t.pelt.util_avg); }
 
-// task_h_load() without cgroups: the load as last updated; the wake path does not sync a wakee
-// before wake_affine_weight().
-double Scheduler::task_load(const Task& t) const { return t.pelt.load_avg; }
+// task_h_load() (CONFIG_FAIR_GROUP_SCHED): the task's load as last updated (the wake path does not
+// sync a wakee before wake_affine_weight()) times its runqueue's h_load over that runqueue's load.
+// update_cfs_rq_h_load() computes h_load once a jiffy: the root's is its load then, a group's the
+// root's h_load times the group entity's share of the root's load.
+double Scheduler::task_load(const Task& t) const {
+    if (t.cpu < 0) return t.pelt.load_avg;
+    const Rq& rq = rq_of(t.cpu);
+    const int64_t now = jiffies();
+    const auto root_load = static_cast<uint64_t>(rq.pelt.load_avg);
+    const auto root_h_load = [&] {
+        if (rq.h_load_jiffy != now) {
+            rq.h_load = static_cast<double>(root_load);
+            rq.h_load_jiffy = now;
+        }
+        return static_cast<uint64_t>(rq.h_load);
+    };
+    const auto load = static_cast<uint64_t>(t.pelt.load_avg);
+    if (t.group < 0) return static_cast<double>(load * root_h_load() / (root_load + 1));
+    const GroupCpu& gc = groups_[static_cast<size_t>(t.group)].cpu[static_cast<size_t>(t.cpu)];
+    if (gc.h_load_jiffy != now) {
+        gc.h_load = static_cast<double>(root_h_load() * static_cast<uint64_t>(gc.se_avg.load_avg) / (root_load + 1));
+        gc.h_load_jiffy = now;
+    }
+    return static_cast<double>(load * static_cast<uint64_t>(gc.h_load) / (static_cast<uint64_t>(gc.avg.load_avg) + 1));
+}
 
 // util_fits_cpu(), v6.19: fits_capacity(util, capacity) (util < 80% of capacity), then with
 // uclamp: a uclamp_max at or below the CPU's original capacity makes any util fit (except the

@@ -85,15 +85,15 @@ inline uint32_t util_scale(double s) { return static_cast<uint32_t>(s * 1024.0 +
 
 }  // namespace pelt
 
-// update_cfs_rq_load_avg() of `cpu`: the load weight (cfs_rq->load.weight: delayed sleepers
-// count) and the number of runnable tasks (h_nr_runnable: they do not). A period ended: `decayed`
-// for schedutil.
+// update_cfs_rq_load_avg() of `cpu`'s root: the load weight (cfs_rq->load.weight: its tasks and
+// the groups' entities, delayed ones too) and the number of runnable tasks (h_nr_runnable:
+// delayed ones do not count). A period ended: `decayed` for schedutil.
 // Inline: ten calls per pipe round trip.
 inline void Scheduler::pelt_update_cpu(int cpu) {
     Rq& rq = rq_of(cpu);
     const auto count = static_cast<uint32_t>(rq.nr_running - rq.nr_delayed);
     const uint32_t scale = rq.curr || count ? pelt::util_scale(hw_.invariant_speed(cpu)) : 0;
-    if (pelt::update(rq.pelt, engine_.now(), rq.load_weight, count, rq.curr != nullptr, scale, 1))
+    if (pelt::update(rq.pelt, engine_.now(), rq.cfs.load_weight, count, rq.curr != nullptr, scale, 1))
         rq.util_decayed = true;
 }
 

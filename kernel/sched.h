@@ -322,7 +322,9 @@ private:
         // update_load_avg()'s `decayed` (a period ended, a contribution attached or removed) since
         // schedutil last looked: the next update point calls cpufreq_update_util().
         bool util_decayed = false;
-        uint64_t load_weight = 0;  // cfs_rq->load.weight: the queued tasks' weights, delayed sleepers included
+        // The root's cfs_rq->h_load and last_h_load_update (jiffies): task_h_load()'s cache.
+        mutable double h_load = 0;
+        mutable int64_t h_load_jiffy = -1;
         Time next_balance = 0;
         std::vector<DomainState> dom;
         int active_balance_push = -1;  // rq->active_balance with push_cpu: the stopper is queued
@@ -512,6 +514,11 @@ private:
     // removed contributions off, then update_tg_load_avg().
     void pelt_update_group(int cpu, int group);
     bool pelt_sync_group(int cpu, int group);
+    // update_load_avg(root, se) of `group`'s entity on `cpu`: its own signals to now, then what its
+    // runqueue propagates (update_tg_cfs_load()).
+    void pelt_update_gse(int cpu, int group);
+    // reweight_entity()'s part in the signals: the entity's load at weight `w`, the root's with it.
+    void reweight_gse_load(int cpu, int group, uint32_t w);
     void update_tg_load_avg(int cpu, int group);
 
     // fair.c: load balancing (sched_balance_*)
@@ -581,10 +588,17 @@ private:
         CfsRq q;
         // cfs_rq->avg of the group's runqueue here, of which calc_group_shares() reads the load:
         // the weight queued here (delayed sleepers included), and the load of the tasks attached
-        // here while they sleep, decaying.
+        // here while they sleep, decaying; its utilisation is what the group's entity propagates.
         Pelt avg;
         double tg_contrib = 0;          // cfs_rq->tg_load_avg_contrib: its part of tg->load_avg
         Time tg_stamp = -kNsPerMs;      // cfs_rq->last_update_tg_load_avg
+        // The group entity's own signals (se->avg): load while on the root's queue, at its weight,
+        // which the root's load sums; util while one of its tasks runs here.
+        Pelt se_avg;
+        int64_t prop_runnable_sum = 0;  // cfs_rq->prop_runnable_sum: load attached or removed, not yet propagated
+        bool propagate = false;         // cfs_rq->propagate: a task attached or removed since the entity's update
+        mutable double h_load = 0;      // cfs_rq->h_load
+        mutable int64_t h_load_jiffy = -1;  // cfs_rq->last_h_load_update
     };
     struct TaskGroupState {
         uint32_t shares = 1024;   // tg->shares

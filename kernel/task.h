@@ -93,7 +93,9 @@ struct CfsRq {
     SchedEntity* next = nullptr;      // cfs_rq->next: set by NEXT_BUDDY, honoured by PICK_BUDDY
     SchedEntity* se = nullptr;        // the group's entity in the root (nullptr: this is the root)
     int group = -1;                   // the task group (-1: the root)
-    uint64_t load_weight = 0;  // a group's: cfs_rq->load.weight, its queued tasks' weights, delayed included
+    // cfs_rq->load.weight: its queued entities' weights, delayed ones included (the root's: its
+    // tasks' and the groups' entities'; a group's: its tasks')
+    uint64_t load_weight = 0;
 };
 
 struct Task : SchedEntity {

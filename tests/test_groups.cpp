@@ -326,3 +326,102 @@ TEST_CASE("A group's shares on a CPU follow its load averages: a task that went 
     CHECK(share > 0.62);
     CHECK(share < 2.0 / 3);
 }
+
+namespace {
+
+// Four hogs of group G pinned to CPU 0, one root hog on CPU 1: CPU 0's load, and the load the
+// balancer weighs a G hog and the root hog by (task_h_load()), after 300 ms.
+struct HLoads {
+    double cpu0 = 0, cpu1 = 0, g_task = 0, root_task = 0;
+};
+
+HLoads h_loads(bool fair) {
+    std::string tasks = grouped_hog("root", 1, "requester", "");
+    for (int i = 0; i < 4; ++i) tasks += ", " + grouped_hog("g" + std::to_string(i), 0, "server", "G");
+    FuseSim sim(doc(R"({"machine": )" + flat(2) + R"(, "groups": {"G": {"fair_group": )" + (fair ? "true" : "false") +
+                    R"(}}, "workload": {"kind": "program", "tasks": [)" + tasks +
+                    R"(]}, "policies": ["plain"], "run": {"duration": "400ms"}})"));
+    sim.run(300'000'000);
+    HLoads h;
+    h.cpu0 = sim.sched.cpu_load(0);
+    h.cpu1 = sim.sched.cpu_load(1);
+    for (int id = 0; id < sim.sched.nr_tasks(); ++id) {
+        const Task& t = sim.sched.task(id);
+        if (t.comm == "g0") h.g_task = sim.sched.task_load(t);
+        if (t.comm == "root") h.root_task = sim.sched.task_load(t);
+    }
+    return h;
+}
+
+// The left_behind() run: CPU 0's load, and T's own, as T is switched in there after its move.
+class ArrivalProbe final : public SchedObserver {
+public:
+    explicit ArrivalProbe(const Scheduler& s) : sched_(s) {}
+    uint32_t interests() const override { return kObsSwitch; }
+    void sched_switch(int cpu, const Task*, char, const Task* next) override {
+        if (cpu != 0 || !next || next->comm != "T" || cpu0_load >= 0 || sched_.now() < 20'000'000) return;
+        cpu0_load = sched_.cpu_load(0);
+        t_load = next->pelt.load_avg;
+    }
+    double cpu0_load = -1, t_load = 0;
+
+private:
+    const Scheduler& sched_;
+};
+
+}  // namespace
+
+TEST_CASE("A group's four hogs load their CPU as one task does, and the balancer weighs each at a quarter (task_h_load())",
+          "[pelt][groups][balance]") {
+    // The root's load sums its entities': the group's entity there, at the group's 1024 shares, is
+    // always queued. task_h_load() scales a member's load by the entity's share of the root's
+    // (update_cfs_rq_h_load()) over its group's runqueue's load: a quarter each. Without the group
+    // the CPU carries the four loads and each weighs its own.
+    const HLoads g = h_loads(true), f = h_loads(false);
+    INFO("grouped: cpu0 " << g.cpu0 << " cpu1 " << g.cpu1 << " g0 " << g.g_task << " root " << g.root_task
+                          << "; flat: cpu0 " << f.cpu0 << " cpu1 " << f.cpu1 << " g0 " << f.g_task << " root " << f.root_task);
+    CHECK(g.cpu0 == Approx(1024).epsilon(0.03));
+    CHECK(g.g_task == Approx(256).epsilon(0.05));
+    CHECK(f.cpu0 == Approx(4096).epsilon(0.03));
+    CHECK(f.g_task == Approx(1024).epsilon(0.03));
+    // A root task's weighs its load times the root's h_load over its load plus one (the h_load of
+    // this jiffy): a unit less here.
+    CHECK(g.root_task < g.cpu1);
+    CHECK(g.root_task > 0.99 * g.cpu1);
+    CHECK(g.cpu1 == Approx(1024).epsilon(0.03));
+}
+
+TEST_CASE("A grouped task that moves brings its load to the new CPU's root at once, through its group's entity",
+          "[pelt][groups]") {
+    // attach_entity_load_avg() on the group's runqueue records the task's load_sum for the group's
+    // entity (add_tg_cfs_propagate()), and the entity's update in the same enqueue takes it up
+    // (update_tg_cfs_load()): the root's load rises at once, not over PELT's 32 ms half-life, by
+    // the task's load at the entity's weight. calc_group_shares() gives the entity about half the
+    // group's shares there, since tg->load_avg still counts the load T left on CPU 1. A root task's
+    // load joins the root's in full. CPU 0 also still carries what the blocker B left there.
+    const auto arrive = [](bool grouped) {
+        const json d = doc(R"({"machine": )" + flat(2) + R"(, "groups": {"g": {"fair_group": )" +
+                           (grouped ? "true" : "false") + R"(}},
+          "workload": {"kind": "program", "tasks": [
+            {"name": "B", "cpus": "0", "program": [{"run": "3ms"}]},
+            {"name": "T", "group": "g", "program": [{"run": "20ms"}, {"sleep": "2ms"}, {"run": "60ms"}]},
+            {"name": "H", "cpus": "1", "delay": "21ms", "program": [{"run": "100ms"}]}]},
+          "policies": ["plain"], "run": {"duration": "120ms"}})");
+        testutil::FuseSim sim(d);
+        ArrivalProbe probe(sim.sched);
+        sim.sched.set_observer(&probe);
+        sim.run(40'000'000);
+        return std::make_pair(probe.cpu0_load, probe.t_load);
+    };
+    const auto [root_cpu0, root_t] = arrive(false);
+    const auto [group_cpu0, group_t] = arrive(true);
+    const double b_left = root_cpu0 - root_t;  // B's load, decayed to T's arrival: the same in both runs
+    INFO("CPU 0's load at T's arrival: root " << root_cpu0 << " (T " << root_t << "), grouped " << group_cpu0
+                                             << " (T " << group_t << "); B's part " << b_left);
+    REQUIRE(root_t > 500);
+    REQUIRE(group_t == Approx(root_t).epsilon(0.01));
+    CHECK(b_left > 300);
+    const double joined = (group_cpu0 - b_left) / group_t;
+    CHECK(joined > 0.4);
+    CHECK(joined < 0.6);
+}
