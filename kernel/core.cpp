@@ -421,6 +421,10 @@ void Scheduler::sched_tick_idle(int cpu) {
         if (!se) return nullptr;
         if (se->my_q) {
             if (se->sched_delayed) {
+                // dequeue_entity()'s update_load_avg() of the root and the entity first: nothing
+                // in the pick has brought them to now.
+                pelt_update_cpu(cpu);
+                pelt_update_gse(cpu, se->my_q->group);
                 dequeue_group_se(cpu, *se->my_q, false);
                 continue;
             }

@@ -259,11 +259,7 @@ void Scheduler::dequeue_group_se(int cpu, CfsRq& gq, bool sleep) {
     g.vlag = lag;
     queue_erase(root, g);
     g.on_rq = false;
-    // dequeue_entity()'s update_load_avg() first (a delayed entity leaves at a pick, where nothing
-    // has brought the root's signals to now), then account_entity_dequeue().
-    pelt_update_cpu(cpu);
-    pelt_update_gse(cpu, gq.group);
-    root.load_weight -= g.weight;
+    root.load_weight -= g.weight;  // account_entity_dequeue(), after the callers' update_load_avg()
 }
 
 // update_cfs_group() with calc_group_shares(), at least MIN_SHARES. A change of weight on the
