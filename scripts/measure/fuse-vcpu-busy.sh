@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# fio 4 KiB random reads through passthrough_hp, the four psync series of fuse-fio.sh (a, b on
+# /dev/fuse; c-a, c-b on fuse-over-io-uring): each vCPU's busy share (/proc/stat) and each kind of
+# thread's CPU time per read (/proc/PID/task/TID/schedstat) over 3 s of each 7-s run, divided by
+# 3 s of fio's IOPS. Untraced.
+# Usage: scripts/measure/fuse-vcpu-busy.sh PASSTHROUGH_HP [RUNS]
+# Needs root (mount, tmpfs), fio, and a kernel with CONFIG_FUSE_IO_URING for c-a and c-b.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=scripts/measure/fuse-mount.sh
+. "$here/fuse-mount.sh"
+fuse_script_start "$@"
+snap() {  # $1: output file
+    python3 - "$1" <<'P'
+import glob, json, sys
+stat = {}
+for line in open('/proc/stat'):
+    f = line.split()
+    if f[0].startswith('cpu') and f[0] != 'cpu':
+        stat[f[0]] = [int(x) for x in f[1:]]
+threads = {}
+for t in glob.glob('/proc/[0-9]*/task/[0-9]*'):
+    try:
+        comm = open(t + '/comm').read().strip()
+        run_ns = int(open(t + '/schedstat').read().split()[0])
+        threads[t] = [comm, run_ns]
+    except (OSError, ValueError):
+        pass
+json.dump({'stat': stat, 'threads': threads}, open(sys.argv[1], 'w'))
+P
+}
+report() {  # $1: series, $2 $3: snapshots, $4: fio's IOPS over the whole run
+    python3 - "$@" <<'P'
+import collections, json, sys
+name, a, b = sys.argv[1], json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
+cpus = []
+for c in sorted(b['stat']):
+    d = [y - x for x, y in zip(a['stat'][c], b['stat'][c])]
+    total = sum(d[:8])
+    cpus.append('%s %.2f' % (c, (total - d[3] - d[4]) / total))
+reads, cpu = float(sys.argv[4]) * 3, collections.Counter()
+for t, (comm, run_ns) in b['threads'].items():
+    if t in a['threads']:
+        kind = 'fuse-ring' if comm.startswith('fuse-ring') else comm
+        cpu[kind] += run_ns - a['threads'][t][1]
+kinds = [k for k in ('fio', 'fuse_worker', 'passthrough_hp', 'fuse-ring') if cpu[k]]
+print('%-4s busy %s  %.0f IOPS  CPU per read: %s' % (name, ', '.join(cpus), reads / 3,
+      ', '.join('%s %.2f us' % (k, cpu[k] / 1e3 / reads) for k in kinds)))
+P
+}
+one() {  # $1: series name, rest: command prefix
+    local name=$1
+    shift
+    "$@" fio --name=r --filename="$mnt/f" --rw=randread --bs=4k --size=1G --direct=1 --time_based \
+        --runtime=7 --ioengine=psync --iodepth=1 --output-format=terse >"$work/fio.txt" &
+    local job=$!
+    sleep 2.5
+    snap "$work/s1"
+    sleep 3
+    snap "$work/s2"
+    wait "$job"
+    report "$name" "$work/s1" "$work/s2" "$(awk -F';' '{print $8}' "$work/fio.txt")"
+}
+start_fs ""
+for _ in $(seq "$runs"); do one a; one b taskset -c 0; done
+stop_fs
+start_fs "-o io_uring"
+for _ in $(seq "$runs"); do one c-a; one c-b taskset -c 0; done
+stop_fs
