@@ -52,18 +52,20 @@ void pelt_decay_removed(PeltRemoved& r, Time last_update) {
     r.load_sum = pelt::decay_load(r.load_sum, periods);
 }
 
-// sub_positive() of a removed contribution, then the sums kept at least avg * PELT_MIN_DIVIDER.
+// sub_positive() of one signal's average and sum, then the sum kept at least avg *
+// PELT_MIN_DIVIDER (as dequeue_load_avg() and update_cfs_rq_load_avg()'s removal do).
+void pelt_sub_signal(double& avg, uint64_t& sum, double by_avg, uint64_t by_sum) {
+    avg = std::max(0.0, avg - by_avg);
+    sum = sum > by_sum ? sum - by_sum : 0;
+    sum = std::max(sum, static_cast<uint64_t>(avg) * pelt::kMinDivider);
+}
+
+// A removed contribution, decayed to the runqueue's last update, off its three signals.
 void pelt_subtract(Pelt& from, PeltRemoved r) {
     pelt_decay_removed(r, from.last_update);
-    from.util_avg = std::max(0.0, from.util_avg - r.util_avg);
-    from.util_sum = from.util_sum > r.util_sum ? from.util_sum - r.util_sum : 0;
-    from.util_sum = std::max(from.util_sum, static_cast<uint64_t>(from.util_avg) * pelt::kMinDivider);
-    from.runnable_avg = std::max(0.0, from.runnable_avg - r.runnable_avg);
-    from.runnable_sum = from.runnable_sum > r.runnable_sum ? from.runnable_sum - r.runnable_sum : 0;
-    from.runnable_sum = std::max(from.runnable_sum, static_cast<uint64_t>(from.runnable_avg) * pelt::kMinDivider);
-    from.load_avg = std::max(0.0, from.load_avg - r.load_avg);
-    from.load_sum = from.load_sum > r.load_sum ? from.load_sum - r.load_sum : 0;
-    from.load_sum = std::max(from.load_sum, static_cast<uint64_t>(from.load_avg) * pelt::kMinDivider);
+    pelt_sub_signal(from.util_avg, from.util_sum, r.util_avg, r.util_sum);
+    pelt_sub_signal(from.runnable_avg, from.runnable_sum, r.runnable_avg, r.runnable_sum);
+    pelt_sub_signal(from.load_avg, from.load_sum, r.load_avg, r.load_sum);
 }
 
 }  // namespace
@@ -269,9 +271,7 @@ void Scheduler::reweight_gse_load(int cpu, int group, uint32_t w) {
     Rq& rq = rq_of(cpu);
     Pelt& root = rq.pelt;
     const uint64_t old_w = gc.se.weight;
-    root.load_avg = std::max(0.0, root.load_avg - se.load_avg);
-    root.load_sum = root.load_sum > old_w * se.load_sum ? root.load_sum - old_w * se.load_sum : 0;
-    root.load_sum = std::max(root.load_sum, static_cast<uint64_t>(root.load_avg) * pelt::kMinDivider);
+    pelt_sub_signal(root.load_avg, root.load_sum, se.load_avg, old_w * se.load_sum);
     se.load_avg = static_cast<double>(w * se.load_sum / pelt::divider(se));
     root.load_avg += se.load_avg;
     root.load_sum += w * se.load_sum;
