@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # fio 4 KiB random reads through passthrough_hp, the four psync series of fuse-fio.sh (a, b on
 # /dev/fuse; c-a, c-b on fuse-over-io-uring): each vCPU's busy share (/proc/stat) and each kind of
-# thread's CPU time per read (/proc/PID/task/TID/schedstat) over 3 s of each 7-s run, divided by
+# thread's CPU time and migrations per read (/proc/PID/task/TID/schedstat and sched) over 3 s of each 10-s run, divided by
 # 3 s of fio's IOPS. Untraced.
 # Usage: scripts/measure/fuse-vcpu-busy.sh PASSTHROUGH_HP [RUNS]
 # Needs root (mount, tmpfs), fio, and a kernel with CONFIG_FUSE_IO_URING for c-a and c-b.
@@ -23,8 +23,9 @@ for t in glob.glob('/proc/[0-9]*/task/[0-9]*'):
     try:
         comm = open(t + '/comm').read().strip()
         run_ns = int(open(t + '/schedstat').read().split()[0])
-        threads[t] = [comm, run_ns]
-    except (OSError, ValueError):
+        moves = int(next(l for l in open(t + '/sched') if l.startswith('se.nr_migrations')).split()[-1])
+        threads[t] = [comm, run_ns, moves]
+    except (OSError, StopIteration, ValueError):
         pass
 json.dump({'stat': stat, 'threads': threads}, open(sys.argv[1], 'w'))
 P
@@ -38,21 +39,23 @@ for c in sorted(b['stat']):
     d = [y - x for x, y in zip(a['stat'][c], b['stat'][c])]
     total = sum(d[:8])
     cpus.append('%s %.2f' % (c, (total - d[3] - d[4]) / total))
-reads, cpu = float(sys.argv[4]) * 3, collections.Counter()
-for t, (comm, run_ns) in b['threads'].items():
+reads, cpu, moves = float(sys.argv[4]) * 3, collections.Counter(), collections.Counter()
+for t, (comm, run_ns, n) in b['threads'].items():
     if t in a['threads']:
         kind = 'fuse-ring' if comm.startswith('fuse-ring') else comm
         cpu[kind] += run_ns - a['threads'][t][1]
+        moves[kind] += n - a['threads'][t][2]
 kinds = [k for k in ('fio', 'fuse_worker', 'passthrough_hp', 'fuse-ring') if cpu[k]]
-print('%-4s busy %s  %.0f IOPS  CPU per read: %s' % (name, ', '.join(cpus), reads / 3,
-      ', '.join('%s %.2f us' % (k, cpu[k] / 1e3 / reads) for k in kinds)))
+print('%-4s busy %s  %.0f IOPS  CPU per read: %s; moves per read: %s' % (name, ', '.join(cpus), reads / 3,
+      ', '.join('%s %.2f us' % (k, cpu[k] / 1e3 / reads) for k in kinds),
+      ', '.join('%s %.3f' % (k, moves[k] / reads) for k in kinds)))
 P
 }
 one() {  # $1: series name, rest: command prefix
     local name=$1
     shift
     "$@" fio --name=r --filename="$mnt/f" --rw=randread --bs=4k --size=1G --direct=1 --time_based \
-        --runtime=7 --ioengine=psync --iodepth=1 --output-format=terse >"$work/fio.txt" &
+        --runtime=10 --ioengine=psync --iodepth=1 --output-format=terse >"$work/fio.txt" &
     local job=$!
     sleep 2.5
     snap "$work/s1"
