@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # fio 4 KiB random reads through passthrough_hp, the four psync series of fuse-fio.sh (a, b on
-# /dev/fuse; c-a, c-b on fuse-over-io-uring): each vCPU's busy share (/proc/stat) and each kind of
+# /dev/fuse; c-a, c-b on fuse-over-io-uring) and fio's io_uring engine at iodepth 4 unpinned (d)
+# and under taskset -c 0 (d-pin): each vCPU's busy share (/proc/stat) and each kind of
 # thread's CPU time and migrations per read (/proc/PID/task/TID/schedstat and sched) over 3 s of each 10-s run, divided by
 # 3 s of fio's IOPS. Untraced.
 # Usage: scripts/measure/fuse-vcpu-busy.sh PASSTHROUGH_HP [RUNS]
@@ -55,7 +56,7 @@ one() {  # $1: series name, rest: command prefix
     local name=$1
     shift
     "$@" fio --name=r --filename="$mnt/f" --rw=randread --bs=4k --size=1G --direct=1 --time_based \
-        --runtime=10 --ioengine=psync --iodepth=1 --output-format=terse >"$work/fio.txt" &
+        --runtime=10 "${engine[@]}" --output-format=terse >"$work/fio.txt" &
     local job=$!
     sleep 2.5
     snap "$work/s1"
@@ -64,9 +65,12 @@ one() {  # $1: series name, rest: command prefix
     wait "$job"
     report "$name" "$work/s1" "$work/s2" "$(awk -F';' '{print $8}' "$work/fio.txt")"
 }
+engine=(--ioengine=psync --iodepth=1)
 start_fs ""
 for _ in $(seq "$runs"); do one a; one b taskset -c 0; done
 stop_fs
 start_fs "-o io_uring"
 for _ in $(seq "$runs"); do one c-a; one c-b taskset -c 0; done
+engine=(--ioengine=io_uring --iodepth=4)
+for _ in $(seq "$runs"); do one d; one d-pin taskset -c 0; done
 stop_fs
