@@ -2,8 +2,8 @@
 # fio 4 KiB random reads through passthrough_hp, the four psync series of fuse-fio.sh (a, b on
 # /dev/fuse; c-a, c-b on fuse-over-io-uring) and fio's io_uring engine at iodepth 4 unpinned (d)
 # and under taskset -c 0 (d-pin): each vCPU's busy share (/proc/stat) and each kind of
-# thread's CPU time and migrations per read (/proc/PID/task/TID/schedstat and sched) over 3 s of each 10-s run, divided by
-# 3 s of fio's IOPS. Untraced.
+# thread's CPU time and migrations per read (thread-counters.py) over 3 s of each 10-s run,
+# divided by 3 s of fio's IOPS. Untraced.
 # Usage: scripts/measure/fuse-vcpu-busy.sh PASSTHROUGH_HP [RUNS]
 # Needs root (mount, tmpfs), fio, and a kernel with CONFIG_FUSE_IO_URING for c-a and c-b.
 set -euo pipefail
@@ -11,41 +11,28 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=scripts/measure/fuse-mount.sh
 . "$here/fuse-mount.sh"
 fuse_script_start "$@"
-snap() {  # $1: output file
-    python3 - "$1" <<'P'
-import glob, json, sys
-stat = {}
-for line in open('/proc/stat'):
-    f = line.split()
-    if f[0].startswith('cpu') and f[0] != 'cpu':
-        stat[f[0]] = [int(x) for x in f[1:]]
-threads = {}
-for t in glob.glob('/proc/[0-9]*/task/[0-9]*'):
-    try:
-        comm = open(t + '/comm').read().strip()
-        run_ns = int(open(t + '/schedstat').read().split()[0])
-        moves = int(next(l for l in open(t + '/sched') if l.startswith('se.nr_migrations')).split()[-1])
-        threads[t] = [comm, run_ns, moves]
-    except (OSError, StopIteration, ValueError):
-        pass
-json.dump({'stat': stat, 'threads': threads}, open(sys.argv[1], 'w'))
-P
+snap() {  # $1: output prefix: /proc/stat's per-CPU lines, and thread-counters.py's snapshot
+    grep '^cpu[0-9]' /proc/stat >"$1.stat"
+    "$here/thread-counters.py" snap '^(fio|fuse_worker|passthrough_hp|fuse-ring-[0-9]+)$' "$1.threads"
 }
-report() {  # $1: series, $2 $3: snapshots, $4: fio's IOPS over the whole run
+report() {  # $1: series, $2 $3: snapshot prefixes, $4: fio's IOPS over the whole run
     python3 - "$@" <<'P'
 import collections, json, sys
-name, a, b = sys.argv[1], json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
+name, a, b = sys.argv[1], sys.argv[2], sys.argv[3]
+stat = lambda f: {l.split()[0]: [int(x) for x in l.split()[1:]] for l in open(f + '.stat')}
+sa, sb = stat(a), stat(b)
 cpus = []
-for c in sorted(b['stat']):
-    d = [y - x for x, y in zip(a['stat'][c], b['stat'][c])]
+for c in sorted(sb):
+    d = [y - x for x, y in zip(sa[c], sb[c])]
     total = sum(d[:8])
     cpus.append('%s %.2f' % (c, (total - d[3] - d[4]) / total))
+ta, tb = json.load(open(a + '.threads'))['threads'], json.load(open(b + '.threads'))['threads']
 reads, cpu, moves = float(sys.argv[4]) * 3, collections.Counter(), collections.Counter()
-for t, (comm, run_ns, n) in b['threads'].items():
-    if t in a['threads']:
-        kind = 'fuse-ring' if comm.startswith('fuse-ring') else comm
-        cpu[kind] += run_ns - a['threads'][t][1]
-        moves[kind] += n - a['threads'][t][2]
+for tid, t in tb.items():
+    if tid in ta:
+        kind = 'fuse-ring' if t['comm'].startswith('fuse-ring') else t['comm']
+        cpu[kind] += (t['exec_ms'] - ta[tid]['exec_ms']) * 1e6
+        moves[kind] += t['migrations'] - ta[tid]['migrations']
 kinds = [k for k in ('fio', 'fuse_worker', 'passthrough_hp', 'fuse-ring') if cpu[k]]
 print('%-4s busy %s  %.0f IOPS  CPU per read: %s; moves per read: %s' % (name, ', '.join(cpus), reads / 3,
       ', '.join('%s %.2f us' % (k, cpu[k] / 1e3 / reads) for k in kinds),
