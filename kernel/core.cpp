@@ -95,7 +95,7 @@ void Scheduler::set_task_cpu(Task& p, int cpu, MigrationCause cause) {
         // migrate_task_rq_fair(): the task's signals leave the old CPU and join the new one.
         pelt_update_cpu(orig);
         pelt_update_cpu(cpu);
-        pelt_migrate(p, orig, cpu);
+        pelt_migrate(p, orig, cpu, cause == MigrationCause::wakeup);
     }
     p.cpu = cpu;
     p.wake_cpu = cpu;
@@ -254,10 +254,12 @@ bool Scheduler::try_to_wake_up(Task& p, uint32_t flags, Task* waker, int this_cp
     ttwu_work_.wakee = &p;
     const int cpu = select_task_rq(p, p.wake_cpu, flags, waker, this_cpu);
     const SelectResultEv placement = sel_;  // a wakeup nested in ttwu_queue (via a preemption) reuses sel_
-    pelt_update_task(p, false, false);  // the sleep's decay, before the signal moves with the task
     if (cpu != p.cpu) {
         flags |= WF_MIGRATED;
+        pelt_sync_leaving(p);
         set_task_cpu(p, cpu, MigrationCause::wakeup);
+    } else {
+        pelt_update_task(p, false, false);  // the sleep's decay (enqueue_entity()'s update_load_avg())
     }
     const WokenVia via = ttwu_queue(p, cpu, flags, waker, this_cpu);
     if (wants(kObsTtwuWoken)) obs_->ttwu_woken(p, cpu, this_cpu, via, &placement);

@@ -151,10 +151,14 @@ void Scheduler::enqueue(int cpu, Task& t, bool initial, bool delayed) {
     if (t.group < 0 || !rq.curr || rq.curr->group == t.group || !cfs_of(t, cpu).se->on_rq)
         update_curr_around(cpu, t);  // enqueue_entity()
     pelt_update_cpu(cpu);
-    if (t.group >= 0) pelt_update_group(cpu, t.group);  // update_load_avg() of its group's runqueue
     // enqueue_entity()'s update_load_avg() of the task, before it is on_rq: a wait on a remote
-    // wake list (the IPI, the target's idle exit) is neither load nor runnable time.
-    pelt_update_task(t, false, false);
+    // wake list (the IPI, the target's idle exit) is neither load nor runnable time. A task a
+    // wakeup migrated is attached instead, at this runqueue's time, not aged; first, so that its
+    // group's entity takes its load up just below (propagate_entity_load_avg()).
+    const bool attach = t.pelt.attach_pending;
+    if (attach) pelt_attach(t, cpu);
+    if (t.group >= 0) pelt_update_group(cpu, t.group);  // update_load_avg() of its group's runqueue
+    if (!attach) pelt_update_task(t, false, false);
     CfsRq& cfs = cfs_of(t, cpu);
     place_entity(cfs, t, initial);
     queue_add(cfs, t);

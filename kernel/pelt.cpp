@@ -47,6 +47,9 @@ void pelt_decay_removed(PeltRemoved& r, Time last_update) {
     r.util_avg *= f;
     r.runnable_avg *= f;
     r.load_avg *= f;
+    r.rm_util_avg *= f;
+    r.rm_runnable_avg *= f;
+    r.rm_load_avg *= f;
     r.util_sum = pelt::decay_load(r.util_sum, periods);
     r.runnable_sum = pelt::decay_load(r.runnable_sum, periods);
     r.load_sum = pelt::decay_load(r.load_sum, periods);
@@ -60,24 +63,36 @@ void pelt_sub_signal(double& avg, uint64_t& sum, double by_avg, uint64_t by_sum)
     sum = std::max(sum, static_cast<uint64_t>(avg) * pelt::kMinDivider);
 }
 
-// A removed contribution, decayed to the runqueue's last update, off its three signals.
+// A removed contribution, decayed to the runqueue's last update, off its three signals; a
+// wakeup's removal takes avg x divider off the sums (update_cfs_rq_load_avg()).
 void pelt_subtract(Pelt& from, PeltRemoved r) {
     pelt_decay_removed(r, from.last_update);
-    pelt_sub_signal(from.util_avg, from.util_sum, r.util_avg, r.util_sum);
-    pelt_sub_signal(from.runnable_avg, from.runnable_sum, r.runnable_avg, r.runnable_sum);
-    pelt_sub_signal(from.load_avg, from.load_sum, r.load_avg, r.load_sum);
+    const uint64_t div = pelt::divider(from);
+    auto by_div = [div](double avg) { return static_cast<uint64_t>(avg) * div; };
+    pelt_sub_signal(from.util_avg, from.util_sum, r.util_avg, r.util_sum + by_div(r.rm_util_avg));
+    pelt_sub_signal(from.runnable_avg, from.runnable_sum, r.runnable_avg, r.runnable_sum + by_div(r.rm_runnable_avg));
+    pelt_sub_signal(from.load_avg, from.load_sum, r.load_avg, r.load_sum + by_div(r.rm_load_avg));
 }
 
 }  // namespace
 
-// detach_entity_load_avg() from `from` (remove_entity_load_avg(): for a task in a group, queued
-// on the group's runqueue there, whose next update subtracts it), attach_entity_load_avg() to
-// `to`: both CPUs' signals are current; the task's sums are realigned to the new CPU's period.
-void Scheduler::pelt_migrate(Task& p, int from_cpu, int to_cpu) {
+// migrate_task_rq_fair(): a wakeup's remove_entity_load_avg() (the averages, whose sums come off
+// as avg x divider), or a balancer's detach_entity_load_avg() (the task's own sums), from `from`
+// (for a task in a group, queued on the group's runqueue there, whose next update subtracts it),
+// then attach_entity_load_avg() to `to`: a balancer's at once, a wakeup's at its enqueue there
+// (after the wake list's IPI), when the task's sums are realigned to the new CPU's period.
+void Scheduler::pelt_migrate(Task& p, int from_cpu, int to_cpu, bool wakeup) {
     Pelt& se = p.pelt;
     const auto w = static_cast<uint64_t>(p.weight);
-    const PeltRemoved r{p.group,     se.util_avg,     se.runnable_avg, se.load_avg,        se.util_sum,
-                        se.runnable_sum, w * se.load_sum, se.last_update,  se.period_contrib};
+    PeltRemoved r{p.group, se.util_avg, se.runnable_avg, se.load_avg, se.util_sum, se.runnable_sum, w * se.load_sum};
+    r.stamp = se.last_update;
+    r.period_contrib = se.period_contrib;
+    if (wakeup) {  // remove_entity_load_avg(): the averages only
+        r.util_sum = r.runnable_sum = r.load_sum = 0;
+        r.rm_util_avg = se.util_avg;
+        r.rm_runnable_avg = se.runnable_avg;
+        r.rm_load_avg = se.load_avg;
+    }
     if (p.group < 0) {
         pelt_subtract(rq_of(from_cpu).pelt, r);
         rq_of(from_cpu).util_decayed = true;  // the removed load: `decayed` at its next update
@@ -91,7 +106,10 @@ void Scheduler::pelt_migrate(Task& p, int from_cpu, int to_cpu) {
             it->add(r);
         }
     }
-    pelt_attach(p, to_cpu);
+    if (wakeup)
+        se.attach_pending = true;  // enqueue() attaches it
+    else
+        pelt_attach(p, to_cpu);
 }
 
 // attach_entity_load_avg(): the task's sums rebuilt from its averages at the CPU's period (what
@@ -100,6 +118,7 @@ void Scheduler::pelt_migrate(Task& p, int from_cpu, int to_cpu) {
 // the root only through the group's entity (add_tg_cfs_propagate()); its utilisation is added to
 // the CPU's at once, which the kernel's exact propagation of util_avg and runnable_avg amounts to.
 void Scheduler::pelt_attach(Task& p, int cpu) {
+    p.pelt.attach_pending = false;
     Pelt& to = rq_of(cpu).pelt;
     rq_of(cpu).util_decayed = true;  // attach_entity_load_avg() -> cfs_rq_util_change()
     Pelt& se = p.pelt;
@@ -346,6 +365,21 @@ Pelt Scheduler::wakee_pelt_synced(const Task& p) const {
     Pelt s = p.pelt;
     if (rq.last_update > s.last_update) pelt::update(s, rq.last_update, 0, 0, false, 1024, p.weight);
     return s;
+}
+
+// migrate_task_rq_fair() of a waking task: remove_entity_load_avg()'s sync_entity_load_avg()
+// decays it to its runqueue's last update, not to now (the time after that is never accounted:
+// the attach re-anchors it at the new runqueue's); migrate_se_pelt_lag() decays it on to about
+// now where the CPU it leaves is idle.
+void Scheduler::pelt_sync_leaving(Task& p) {
+    if (!rq_of(p.cpu).curr) {
+        pelt_update_task(p, false, false);
+        return;
+    }
+    const auto cpu = static_cast<size_t>(p.cpu);
+    const Pelt& rq = p.group < 0 ? rq_of(p.cpu).pelt : groups_[static_cast<size_t>(p.group)].cpu[cpu].avg;
+    if (rq.last_update > p.pelt.last_update && pelt::update(p.pelt, rq.last_update, 0, 0, false, 1024, p.weight))
+        p.pelt.util_avg_unchanged = false;  // cfs_se_util_change()
 }
 
 double Scheduler::task_util_est(const Task& t, double util_avg) const {

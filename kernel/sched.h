@@ -501,7 +501,8 @@ private:
     // cfs_rq_util_change(): schedutil re-evaluates the CPU's policy only when its signals decayed.
     void cpufreq_update_util(int cpu);
     // migrate_task_rq_fair(): the task's signals leave from_cpu's and join to_cpu's.
-    void pelt_migrate(Task& p, int from_cpu, int to_cpu);
+    void pelt_sync_leaving(Task& p);  // a waking task's signals before it migrates
+    void pelt_migrate(Task& p, int from_cpu, int to_cpu, bool wakeup);  // wakeup: remove_entity_load_avg(), else detach
     void pelt_attach(Task& p, int cpu);
     void post_init_entity_util_avg(Task& p, int cpu);
     // update_cfs_rq_load_avg()'s first step for `group`'s runqueue on `cpu`: the contributions

@@ -40,13 +40,22 @@ struct Pelt {
     uint64_t util_sum = 0;
     uint64_t runnable_sum = 0;
     uint32_t period_contrib = 0;  // 1024 ns units of the current period so far
+    // Migrated by a wakeup and not yet enqueued (last_update_time 0 in the kernel): the enqueue
+    // attaches it at the new runqueue's time, without aging it (update_load_avg(DO_ATTACH)).
+    bool attach_pending = false;
 };
 
 // A migrated task's signals as remove_entity_load_avg() queues them on the runqueue it left.
+// The averages come off the runqueue's averages. A wakeup's migration (remove_entity_load_avg())
+// takes avg x the runqueue's divider off its sums when it is applied (`by_divider` true:
+// update_cfs_rq_load_avg()), so what the task ran since its last period boundary stays there
+// until it decays; a balancer's (detach_entity_load_avg()) takes the task's own sums.
 struct PeltRemoved {
     int group = -1;
     double util_avg = 0, runnable_avg = 0, load_avg = 0;
     uint64_t util_sum = 0, runnable_sum = 0, load_sum = 0;  // load_sum weighted, as the CPU's
+    // Of the averages, the part whose sums are avg x divider (wakeup migrations).
+    double rm_util_avg = 0, rm_runnable_avg = 0, rm_load_avg = 0;
     // The last update and period_contrib these values are aligned with (the task's, synced to
     // now when it leaves): if the CPU's signal decays on before they come off, they decay with it.
     Time stamp = 0;
@@ -58,6 +67,9 @@ struct PeltRemoved {
         util_sum += r.util_sum;
         runnable_sum += r.runnable_sum;
         load_sum += r.load_sum;
+        rm_util_avg += r.rm_util_avg;
+        rm_runnable_avg += r.rm_runnable_avg;
+        rm_load_avg += r.rm_load_avg;
     }
 };
 

@@ -140,11 +140,17 @@ TEST_CASE("bonnie over io-uring, queue per core: bound to CPU 0 it creates faste
     CHECK(bound.m.get(Metric::ops_per_sec) > 1.2 * unbound.m.get(Metric::ops_per_sec));
 }
 
-TEST_CASE("bonnie over io-uring on the E5, 2023 kernel: unbound, schedutil settles the CPUs bonnie++ bounces "
-          "between at the lowest clock, bound CPU 0 runs at the one-core turbo", "[bonnie][fuse][uring][schedutil]") {
-    // The published runs read this way: unbound, the rest of a create takes 2.8x the bound time
-    // (as 3.4 / 1.2 GHz) and bonnie++'s own CPU 3.6x (its %CP, the mail of 2023-03-24). Measured
-    // after the clock has settled (the first 15,000 creates not counted).
+TEST_CASE("bonnie over io-uring on the E5, 2023 kernel: unbound, bonnie++ carries its utilisation from CPU to CPU "
+          "and schedutil holds the pair near 2.3 GHz, bound CPU 0 runs at the one-core turbo", "[bonnie][fuse][uring][schedutil]") {
+    // The published runs read as if the unbound clock fell to the lowest OPP: the rest of a
+    // create takes 2.8x the bound time (as 3.4 / 1.2 GHz) and bonnie++'s own CPU 3.6x (its %CP,
+    // the mail of 2023-03-24). The model no longer gives that: a task a wakeup moves keeps its
+    // utilisation (remove_entity_load_avg() syncs it to its runqueue's last update, and
+    // attach_entity_load_avg() at the enqueue re-anchors it at the new runqueue's time, so the
+    // time in between is never aged), and bonnie++, moving at every reply, keeps about the value it
+    // started with. Until 2026-12-05 the model aged it in between, it decayed to nothing within a
+    // second and the pair ran at 1.275 GHz. Measured after the clock has settled (the first 15,000
+    // creates not counted).
     auto d2023 = [](const std::string& cpus) {
         return doc(R"({"name": "b", "description": "d",
             "machine": {"preset": "e5-2650-2s", "profile": {"base": "e5-2650-2s", "sugov_rate_limit": "10ms",
@@ -162,25 +168,27 @@ TEST_CASE("bonnie over io-uring on the E5, 2023 kernel: unbound, schedutil settl
     // the 3.4 GHz turbo bin.
     CHECK(bound.n(Metric::migrations) == 0);
     CHECK(bound.m.get(Metric::freq_khz_busy) >= 3.3e6);
-    // Unbound: every waited request's reply moves bonnie++ (six a create), neither CPU is busy
-    // enough for schedutil to ask much more than the lowest OPP (1.2 GHz; 1.275 GHz busy on
-    // average since the MWAIT states' wakes send no IPI, 2026-12-04).
+    // Unbound: every waited request's reply moves bonnie++ (six a create); the pair runs at
+    // 2.31 GHz busy, and a create costs bonnie++ 1.7x its bound CPU time (31.6 against 18.4 us).
     CHECK(unbound.n(Metric::migrations) >= 5 * unbound.n(Metric::ops));
-    CHECK(unbound.m.get(Metric::freq_khz_busy) < 1.3e6);
+    CHECK(unbound.m.get(Metric::freq_khz_busy) > 1.8e6);
+    CHECK(unbound.m.get(Metric::freq_khz_busy) < 2.8e6);
     const auto cpu_a_create = [](const Outcome& o) {
         return static_cast<double>(o.n(Metric::cpu_time_requester_ns)) / static_cast<double>(o.n(Metric::ops));
     };
-    CHECK(cpu_a_create(unbound) > 2.5 * cpu_a_create(bound));
-    CHECK(bound.m.get(Metric::ops_per_sec) > 2.0 * unbound.m.get(Metric::ops_per_sec));
+    CHECK(cpu_a_create(unbound) > 1.4 * cpu_a_create(bound));
+    CHECK(bound.m.get(Metric::ops_per_sec) > 1.3 * unbound.m.get(Metric::ops_per_sec));
     // Since 2025 close() waits for the page's WRITE in folio_wait_writeback(), an I/O wait: each
-    // create's writeback end gives the woken CPU schedutil's iowait boost, and the clock stays up.
+    // create's writeback end gives the woken CPU schedutil's iowait boost, which lifts the clock a
+    // little further (2.40 GHz).
     json boosted = d2023("");
     boosted["workload"]["writeback_iowait"] = true;
     const Outcome wb = simulate(boosted);
-    CHECK(wb.m.get(Metric::freq_khz_busy) > 2.0e6);
-    CHECK(wb.m.get(Metric::ops_per_sec) > 1.5 * unbound.m.get(Metric::ops_per_sec));
+    CHECK(wb.m.get(Metric::freq_khz_busy) > unbound.m.get(Metric::freq_khz_busy));
+    CHECK(wb.m.get(Metric::ops_per_sec) > unbound.m.get(Metric::ops_per_sec));
     // Today's kernel as a whole (both I/O waits, delayed dequeue, runnable boosting, a 15 us rate
-    // limit): the unbound pair's clock stays above the lowest, and binding gains less.
+    // limit): the unbound pair's clock stays above the lowest, and binding still gains (1.39x,
+    // against 1.45x with the 2023 settings).
     auto today = [&](const std::string& cpus) {
         json d = d2023(cpus);
         d["machine"] = "e5-2650-2s";
@@ -191,11 +199,7 @@ TEST_CASE("bonnie over io-uring on the E5, 2023 kernel: unbound, schedutil settl
     const Outcome bound_now = today(R"(, "cpus": "0")");
     const Outcome unbound_now = today("");
     CHECK(unbound_now.m.get(Metric::freq_khz_busy) > 1.3e6);
-    const double gain_2023 = bound.m.get(Metric::ops_per_sec) / unbound.m.get(Metric::ops_per_sec);
-    const double gain_now = bound_now.m.get(Metric::ops_per_sec) / unbound_now.m.get(Metric::ops_per_sec);
-    // 2.10 against 2.30 (1.92 until idle CPUs took their ticks, 2026-12-05: a tick's wakeup lets
-    // the unbound CPUs stop their tick now and then, and sugov_hold_freq() then lets the clock fall).
-    CHECK(gain_now < 0.95 * gain_2023);
+    CHECK(bound_now.m.get(Metric::ops_per_sec) > 1.2 * unbound_now.m.get(Metric::ops_per_sec));
 }
 
 TEST_CASE("bonnie: the dirty byte's WRITE at close is a background request bonnie++ waits for, and cpu++ "

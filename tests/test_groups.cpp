@@ -419,7 +419,11 @@ TEST_CASE("A grouped task that moves brings its load to the new CPU's root at on
     INFO("CPU 0's load at T's arrival: root " << root_cpu0 << " (T " << root_t << "), grouped " << group_cpu0
                                              << " (T " << group_t << "); B's part " << b_left);
     REQUIRE(root_t > 500);
-    REQUIRE(group_t == Approx(root_t).epsilon(0.01));
+    // remove_entity_load_avg() syncs T to its runqueue's last update (sync_entity_load_avg()): the
+    // root task to CPU 1's root, which H keeps current, so its sleep decays it; the grouped one to
+    // its group's runqueue there, last updated when T slept, so it arrives undecayed.
+    REQUIRE(group_t >= root_t);
+    REQUIRE(group_t == Approx(root_t).epsilon(0.03));
     CHECK(b_left > 300);
     const double joined = (group_cpu0 - b_left) / group_t;
     CHECK(joined > 0.4);

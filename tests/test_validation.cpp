@@ -315,7 +315,7 @@ TEST_CASE("bonnie-e5: bonnie++ bound to one CPU beats it unbound in each sequent
     // (3.9x), deletes 12785 vs 4556 (2.8x). The model's gaps are smaller (docs/validation.md);
     // checked here are the direction and the mechanism: bound, bonnie++ and ring thread 0 take
     // turns on CPU 0 at its turbo clock; unbound, reply wakes find the ring thread's CPU busy,
-    // bonnie++ moves several times a file and the clocks of the CPUs it runs on fall.
+    // bonnie++ moves several times a file and the CPUs it runs on run slower than the bound one.
     std::map<std::string, RunMetrics> m = run_all("bonnie-e5.json");
     const std::vector<std::pair<std::string, std::string>> phases = {
         {"D1-bound-cpu0", "D2-unbound"}, {"stat-bound-cpu0", "stat-unbound"}, {"delete-bound-cpu0", "delete-unbound"}};
@@ -323,13 +323,15 @@ TEST_CASE("bonnie-e5: bonnie++ bound to one CPU beats it unbound in each sequent
         INFO(b << " against " << u);
         const RunMetrics& bound = m.at(b + "/plain");
         const RunMetrics& unbound = m.at(u + "/plain");
-        // (1.6x in each phase until a wake of an MWAIT-idle CPU sent no IPI, 2026-12-04: stats
-        // 1.53x; 1.5x until a CPU woken with nothing to run entered idle again, and the 2023
-        // kernel's lost nohz kicks, 2026-12-04: stats 1.49-1.54x over the seeds)
-        CHECK(bound.get(Metric::ops_per_sec) > 1.4 * unbound.get(Metric::ops_per_sec));
+        // 1.43x, 1.34x and 1.43x since a task a wakeup moves keeps its utilisation (2026-12-05,
+        // forty-eighth session); 1.6x in each phase before, when the model let it decay away.
+        CHECK(bound.get(Metric::ops_per_sec) > 1.25 * unbound.get(Metric::ops_per_sec));
         CHECK(bound.get(Metric::freq_khz_busy) > 3.0e6);
-        // (under 0.6x until the servers' threads slept before bonnie++ started, 2026-12-04: stats 0.605x)
-        CHECK(unbound.get(Metric::freq_khz_busy) < 0.65 * bound.get(Metric::freq_khz_busy));
+        // 0.69-0.71x: bonnie++ carries its utilisation from CPU to CPU (remove_entity_load_avg()
+        // and attach_entity_load_avg() age nothing in between), so schedutil holds the clock of
+        // the CPUs it moves between at about 2.3 GHz (under 0.65x before, 2026-12-05).
+        CHECK(unbound.get(Metric::freq_khz_busy) < 0.75 * bound.get(Metric::freq_khz_busy));
+        CHECK(unbound.get(Metric::freq_khz_busy) > 0.5 * bound.get(Metric::freq_khz_busy));
         CHECK(bound.integer(Metric::migrations) == 0);
         // bonnie++ moves at its requests' reply wakes: 6 moves a create, 2 a stat, 3 a delete
         CHECK(unbound.get(Metric::migrations) / unbound.get(Metric::ops) >= 1.9);
