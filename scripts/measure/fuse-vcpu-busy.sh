@@ -4,13 +4,16 @@
 # and under taskset -c 0 (d-pin): each vCPU's busy share (/proc/stat) and each kind of
 # thread's CPU time and migrations per read (thread-counters.py) over 3 s of each 10-s run,
 # divided by 3 s of fio's IOPS. Untraced.
-# Usage: scripts/measure/fuse-vcpu-busy.sh PASSTHROUGH_HP [RUNS]
+# Usage: scripts/measure/fuse-vcpu-busy.sh PASSTHROUGH_HP [RUNS [SERIES...]]
+# (SERIES: some of a b c-a c-b d d-pin; all six when none is named.)
 # Needs root (mount, tmpfs), fio, and a kernel with CONFIG_FUSE_IO_URING for c-a and c-b.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=scripts/measure/fuse-mount.sh
 . "$here/fuse-mount.sh"
 fuse_script_start "$@"
+series=" ${*:3} "
+[ "$series" = "  " ] && series=" a b c-a c-b d d-pin "
 snap() {  # $1: output prefix: /proc/stat's per-CPU lines, and thread-counters.py's snapshot
     grep '^cpu[0-9]' /proc/stat >"$1.stat"
     "$here/thread-counters.py" snap '^(fio|fuse_worker|passthrough_hp|fuse-ring-[0-9]+)$' "$1.threads"
@@ -41,6 +44,7 @@ P
 }
 one() {  # $1: series name, rest: command prefix
     local name=$1
+    [[ $series == *" $name "* ]] || return 0
     shift
     "$@" fio --name=r --filename="$mnt/f" --rw=randread --bs=4k --size=1G --direct=1 --time_based \
         --runtime=10 "${engine[@]}" --output-format=terse >"$work/fio.txt" &
