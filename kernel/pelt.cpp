@@ -360,11 +360,15 @@ Pelt Scheduler::task_pelt_now(const Task& t) const {
 // read them so.
 Pelt Scheduler::wakee_pelt_synced(const Task& p) const {
     if (p.state != TaskState::sleeping && p.state != TaskState::waking) return task_pelt_now(p);
-    const auto cpu = static_cast<size_t>(p.cpu);
-    const Pelt& rq = p.group < 0 ? rq_of(p.cpu).pelt : groups_[static_cast<size_t>(p.group)].cpu[cpu].avg;
+    const Pelt& rq = cfs_rq_avg(p);
     Pelt s = p.pelt;
     if (rq.last_update > s.last_update) pelt::update(s, rq.last_update, 0, 0, false, 1024, p.weight);
     return s;
+}
+
+// cfs_rq_of(&p->se)->avg on the task's CPU: the root's, or its group's there.
+const Pelt& Scheduler::cfs_rq_avg(const Task& p) const {
+    return p.group < 0 ? rq_of(p.cpu).pelt : groups_[static_cast<size_t>(p.group)].cpu[static_cast<size_t>(p.cpu)].avg;
 }
 
 // migrate_task_rq_fair() of a waking task: remove_entity_load_avg()'s sync_entity_load_avg()
@@ -376,8 +380,7 @@ void Scheduler::pelt_sync_leaving(Task& p) {
         pelt_update_task(p, false, false);
         return;
     }
-    const auto cpu = static_cast<size_t>(p.cpu);
-    const Pelt& rq = p.group < 0 ? rq_of(p.cpu).pelt : groups_[static_cast<size_t>(p.group)].cpu[cpu].avg;
+    const Pelt& rq = cfs_rq_avg(p);
     if (rq.last_update > p.pelt.last_update && pelt::update(p.pelt, rq.last_update, 0, 0, false, 1024, p.weight))
         p.pelt.util_avg_unchanged = false;  // cfs_se_util_change()
 }

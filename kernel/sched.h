@@ -164,6 +164,7 @@ public:
     double task_util(const Task& t) const;  // max(util_avg, util_est)
     // A waking task's signals synced to its runqueue's last update (sync_entity_load_avg()).
     Pelt wakee_pelt_synced(const Task& p) const;
+    const Pelt& cfs_rq_avg(const Task& p) const;  // its runqueue's signals: the root's or its group's
     double wakee_util(const Task& p) const;  // task_util_est() after that sync
     double task_util_est(const Task& t, double util_avg) const;  // max(util_avg, util_est) with UTIL_EST
     Pelt task_pelt_now(const Task& t) const;

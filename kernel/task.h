@@ -47,7 +47,7 @@ struct Pelt {
 
 // A migrated task's signals as remove_entity_load_avg() queues them on the runqueue it left.
 // The averages come off the runqueue's averages. A wakeup's migration (remove_entity_load_avg())
-// takes avg x the runqueue's divider off its sums when it is applied (`by_divider` true:
+// takes avg x the runqueue's divider off its sums when it is applied (the rm_* part:
 // update_cfs_rq_load_avg()), so what the task ran since its last period boundary stays there
 // until it decays; a balancer's (detach_entity_load_avg()) takes the task's own sums.
 struct PeltRemoved {
@@ -56,8 +56,8 @@ struct PeltRemoved {
     uint64_t util_sum = 0, runnable_sum = 0, load_sum = 0;  // load_sum weighted, as the CPU's
     // Of the averages, the part whose sums are avg x divider (wakeup migrations).
     double rm_util_avg = 0, rm_runnable_avg = 0, rm_load_avg = 0;
-    // The last update and period_contrib these values are aligned with (the task's, synced to
-    // now when it leaves): if the CPU's signal decays on before they come off, they decay with it.
+    // The last update and period_contrib these values are aligned with (the task's, as it
+    // leaves): if the CPU's signal decays on before they come off, they decay with it.
     Time stamp = 0;
     uint32_t period_contrib = 0;
     void add(const PeltRemoved& r) {
