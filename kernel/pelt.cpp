@@ -200,6 +200,7 @@ bool Scheduler::pelt_apply_removed(int cpu, int group) {
         PeltRemoved util_only = *it;
         util_only.load_avg = 0;
         util_only.load_sum = 0;
+        util_only.rm_load_avg = 0;
         pelt_subtract(rq_of(cpu).pelt, util_only);
         GroupCpu& gc = groups_[static_cast<size_t>(group)].cpu[static_cast<size_t>(cpu)];
         gc.prop_runnable_sum += -static_cast<int64_t>(static_cast<uint64_t>(it->runnable_avg) * pelt::divider(gc.avg)) >> 10;
