@@ -82,7 +82,9 @@ Hardware::Hardware(Engine& engine, const Topology& topo, const MachineProfile& p
     for (auto& d : doms_) {
         d.fmin = d.opp.front();
         d.fmax = d.opp.back();
-        const int64_t start = gov_ == Gov::powersave ? d.fmin : d.fmax;
+        // A machine idle since boot: a governor driven by load or utilisation left its policies at
+        // their lowest OPP at its last evaluation (the idle states above likewise start deepest).
+        const int64_t start = gov_ == Gov::performance ? d.fmax : d.fmin;
         d.cur = d.target = d.requested = d.eff = start;
         d.cur_idx = static_cast<size_t>(std::lower_bound(d.opp.begin(), d.opp.end(), start) - d.opp.begin());
         d.busy_at_sample.assign(d.cpus.size(), 0);

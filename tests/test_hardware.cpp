@@ -135,7 +135,7 @@ constexpr Time kStart = kNsPerMs;                    // tests start away from t 
 // 1. schedutil (kernel/sched/cpufreq_schedutil.c)
 // ---------------------------------------------------------------------------------------------
 
-TEST_CASE("schedutil: the e5-2650-2s profile is a package-wide 1.2-2.6 GHz P-state with a 15 us rate limit", "[hardware]") {
+TEST_CASE("schedutil: the e5-2650-2s profile is a package-wide 1.2-2.6 GHz P-state with a 15 us rate limit, at 1.2 GHz when the run starts", "[hardware]") {
     Rig r("e5-2650-2s");
     REQUIRE(r.hw.governor() == "schedutil");
     REQUIRE(r.prof.opp_khz.front() == kFmin);
@@ -143,7 +143,8 @@ TEST_CASE("schedutil: the e5-2650-2s profile is a package-wide 1.2-2.6 GHz P-sta
     REQUIRE(r.hw.max_khz(0) == kFmax);
     REQUIRE(r.prof.freq_transition_ns == 10 * kNsPerUs);
     REQUIRE(r.prof.sugov_rate_limit_ns == 0);  // so: 1.5 x transition latency
-    for (int c = 0; c < r.topo.nr_cpus(); ++c) CHECK(r.hw.freq_khz(c) == kFmax);
+    // A machine idle since boot: its last evaluations asked for the lowest OPP.
+    for (int c = 0; c < r.topo.nr_cpus(); ++c) CHECK(r.hw.freq_khz(c) == kFmin);
 }
 
 TEST_CASE("schedutil: the frequency follows utilisation with 25% headroom (f = lowest OPP >= 1.25 u fmax)", "[hardware]") {
@@ -176,10 +177,10 @@ TEST_CASE("schedutil: a new frequency takes effect only after the transition lat
     r.advance_to(kStart);
     r.set_util(0, 0.5);
     r.hw.util_changed(0);
-    CHECK(r.hw.freq_khz(0) == kFmax);  // requested, not yet in effect
+    CHECK(r.hw.freq_khz(0) == kFmin);  // requested, not yet in effect
     CHECK(r.client.changed.empty());
     r.advance(r.prof.freq_transition_ns - 1);
-    CHECK(r.hw.freq_khz(0) == kFmax);
+    CHECK(r.hw.freq_khz(0) == kFmin);
     CHECK(r.client.changed.empty());
     r.advance(1);
     CHECK(r.engine.now() == kStart + r.prof.freq_transition_ns);
@@ -199,8 +200,8 @@ TEST_CASE("schedutil: a new frequency takes effect only after the transition lat
         CHECK(r.hw.speed(c) == Approx(1700000.0 / kFmax));
         CHECK(r.hw.invariant_speed(c) == Approx(1700000.0 / kFmax));
     }
-    for (int c = 8; c < 16; ++c) CHECK(r.hw.freq_khz(c) == kFmax);
-    for (int c = 24; c < 32; ++c) CHECK(r.hw.freq_khz(c) == kFmax);
+    for (int c = 8; c < 16; ++c) CHECK(r.hw.freq_khz(c) == kFmin);
+    for (int c = 24; c < 32; ++c) CHECK(r.hw.freq_khz(c) == kFmin);
 }
 
 TEST_CASE("schedutil: the first utilisation update after boot is evaluated whenever it comes", "[hardware]") {
@@ -276,12 +277,12 @@ TEST_CASE("schedutil: with per-core P-states (xeon-2s-16c32t) only the core's tw
     REQUIRE(r.prof.freq_domain == "core");
     const int64_t fmax = r.prof.opp_khz.back();
     r.advance_to(kStart);
-    r.set_util(0, 0.0);
+    r.set_util(0, 0.9);
     r.hw.util_changed(0);
     r.advance(r.prof.freq_transition_ns);
-    CHECK(r.hw.freq_khz(0) == r.prof.opp_khz.front());
-    CHECK(r.hw.freq_khz(16) == r.prof.opp_khz.front());
-    CHECK(r.hw.freq_khz(1) == fmax);
+    CHECK(r.hw.freq_khz(0) == fmax);
+    CHECK(r.hw.freq_khz(16) == fmax);
+    CHECK(r.hw.freq_khz(1) == r.prof.opp_khz.front());
     CHECK(r.changed_set() == std::set<int>{0, 16});
 }
 
@@ -423,7 +424,7 @@ void sample_period(Rig& r, int cpu, double load, int k) {
 TEST_CASE("ondemand: idle falls to fmin, fully busy jumps straight to fmax, in between f = fmin + load x (fmax - fmin)", "[hardware]") {
     Rig r("e5-2650-2s", governor("ondemand"));
     REQUIRE(r.prof.sampling_ns == 8 * kNsPerMs);
-    CHECK(r.hw.freq_khz(0) == kFmax);
+    CHECK(r.hw.freq_khz(0) == kFmin);  // a machine idle since boot
     int k = 0;
     sample_period(r, 0, 0.0, ++k);
     CHECK(r.hw.freq_khz(0) == kFmin);
@@ -445,16 +446,17 @@ TEST_CASE("conservative: the frequency moves by one 5%-of-fmax step per sampling
     // CPUFREQ_RELATION_H going up (highest OPP <= request). fmin -> fmax takes
     // ceil((2.6 - 1.2) / 0.13) = 11 periods each way (~80-150 ms at HZ=250).
     Rig r("e5-2650-2s", governor("conservative"));
+    CHECK(r.hw.freq_khz(0) == kFmin);  // a machine idle since boot
     const double step = 0.05 * kFmax;
     int k = 0;
     std::vector<int64_t> down, up;
     for (int i = 1; i <= 13; ++i) {
-        sample_period(r, 0, 0.0, ++k);
-        down.push_back(r.hw.freq_khz(0));
-    }
-    for (int i = 1; i <= 13; ++i) {
         sample_period(r, 0, 1.0, ++k);
         up.push_back(r.hw.freq_khz(0));
+    }
+    for (int i = 1; i <= 13; ++i) {
+        sample_period(r, 0, 0.0, ++k);
+        down.push_back(r.hw.freq_khz(0));
     }
     for (int i = 1; i <= 13; ++i) {
         INFO("period " << i << " idle: " << down[static_cast<size_t>(i - 1)] << " kHz; busy: " << up[static_cast<size_t>(i - 1)] << " kHz");
@@ -842,7 +844,7 @@ TEST_CASE("turbo: schedutil's drop from P0 ends the boost, and its return restor
 // ---------------------------------------------------------------------------------------------
 
 TEST_CASE("SMT: a thread runs at capacity x frequency ratio alone and at smt_factor of that while its sibling is busy", "[hardware]") {
-    Rig r("e5-2650-2s", no_turbo());
+    Rig r("e5-2650-2s", no_turbo([](MachineProfile& p) { p.governor = "performance"; }));
     REQUIRE(r.prof.smt_factor_pct == 62);
     REQUIRE(r.topo.same_core(0, 16));
     const double f = 0.62;
@@ -902,7 +904,10 @@ TEST_CASE("SMT: contention scales the current frequency, not the maximum", "[har
 }
 
 TEST_CASE("SMT: smt_factor_pct 100 means no contention", "[hardware]") {
-    Rig r("e5-2650-2s", no_turbo([](MachineProfile& p) { p.smt_factor_pct = 100; }));
+    Rig r("e5-2650-2s", no_turbo([](MachineProfile& p) {
+              p.smt_factor_pct = 100;
+              p.governor = "performance";
+          }));
     r.hw.set_busy(16, true);
     CHECK(r.hw.speed(0) == Approx(1.0));
     CHECK(r.client.changed.empty());
