@@ -14,7 +14,7 @@
 
 namespace fs = std::filesystem;
 
-TEST_CASE("every scenario in scenarios/ (and scenarios/validation/) loads and is described", "[scenarios]") {
+TEST_CASE("every scenario in scenarios/ (and scenarios/validation/) loads and is described in a paragraph", "[scenarios]") {
     const fs::path dir = fs::path(WAKESIM_SOURCE_DIR) / "scenarios";
     REQUIRE(fs::is_directory(dir));
     std::vector<fs::path> files;
@@ -47,6 +47,8 @@ TEST_CASE("every scenario in scenarios/ (and scenarios/validation/) loads and is
         CHECK(!sc.name.empty());
         CHECK(!sc.description.empty());
         CHECK(!sc.expected.empty());
+        // What the scenario gives now; how its figures moved belongs in docs/scenario-history.md.
+        CHECK(sc.expected.size() <= 1400);
         CHECK(!sc.cases.empty());
         CHECK(!sc.policies.empty());
         CHECK(!sc.seeds.empty());
