@@ -82,9 +82,9 @@ Hardware::Hardware(Engine& engine, const Topology& topo, const MachineProfile& p
     for (auto& d : doms_) {
         d.fmin = d.opp.front();
         d.fmax = d.opp.back();
-        // A machine idle since boot: a governor driven by load or utilisation left its policies at
-        // their lowest OPP at its last evaluation (each CPU likewise starts in its deepest idle
-        // state, below).
+        // A machine idle since boot: a governor driven by load or utilisation finds nearly none
+        // there and asks for the lowest OPP (each CPU likewise starts in its deepest idle state,
+        // below).
         const int64_t start = gov_ == Gov::performance ? d.fmax : d.fmin;
         d.cur = d.target = d.requested = d.eff = start;
         d.cur_idx = static_cast<size_t>(std::lower_bound(d.opp.begin(), d.opp.end(), start) - d.opp.begin());
