@@ -34,6 +34,12 @@ const std::array<uint32_t, kLoadAvgPeriod> kYNInv = make_yn_inv();
 
 namespace {
 
+// __update_load_avg_blocked_se(): a sleeping task's signals decayed to `to` (its runqueue's last
+// update), if that is later. True when a period ended, so util_avg was recomputed.
+bool sync_blocked_se(Pelt& s, Time to, uint64_t weight) {
+    return to > s.last_update && pelt::update(s, to, 0, 0, false, 1024, weight);
+}
+
 // A pending removal brought to the periods the CPU's signal has decayed through since it was
 // recorded: the kernel subtracts it before that decay (update_cfs_rq_load_avg()), the same amount.
 void pelt_decay_removed(PeltRemoved& r, Time last_update) {
@@ -363,7 +369,7 @@ Pelt Scheduler::wakee_pelt_synced(const Task& p) const {
     if (p.state != TaskState::sleeping && p.state != TaskState::waking) return task_pelt_now(p);
     const Pelt& rq = cfs_rq_avg(p);
     Pelt s = p.pelt;
-    if (rq.last_update > s.last_update) pelt::update(s, rq.last_update, 0, 0, false, 1024, p.weight);
+    sync_blocked_se(s, rq.last_update, p.weight);
     return s;
 }
 
@@ -381,8 +387,7 @@ void Scheduler::pelt_sync_leaving(Task& p) {
         pelt_update_task(p, false, false);
         return;
     }
-    const Pelt& rq = cfs_rq_avg(p);
-    if (rq.last_update > p.pelt.last_update && pelt::update(p.pelt, rq.last_update, 0, 0, false, 1024, p.weight))
+    if (sync_blocked_se(p.pelt, cfs_rq_avg(p).last_update, p.weight))
         p.pelt.util_avg_unchanged = false;  // cfs_se_util_change()
 }
 
