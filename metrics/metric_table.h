@@ -37,7 +37,8 @@ enum class Metric : uint16_t {
     wake_latency_ns_p50, wake_latency_ns_p90, wake_latency_ns_p99, wake_latency_ns_mean, wake_latency_ns_max,
     // FUSE requests
     fuse_requests, fuse_queue_changes, fuse_latency_ns_p50, fuse_latency_ns_p99, fuse_latency_ns_mean,
-    fuse_latency_ns_max, fuse_queue_ns_mean, fuse_server_ns_mean, fuse_reply_ns_mean, fuse_reply_ns_p99,
+    fuse_latency_ns_max, fuse_queue_ns_p50, fuse_queue_ns_p99, fuse_queue_ns_mean, fuse_server_ns_p50,
+    fuse_server_ns_p99, fuse_server_ns_mean, fuse_reply_ns_p50, fuse_reply_ns_mean, fuse_reply_ns_p99,
     fuse_reply_ns_max, fuse_ring_batch_mean, fuse_sent, fuse_completed, fuse_blocked_waits, fuse_congested,
     fuse_worker_spawns, fuse_worker_exits,
     // switches and balancing

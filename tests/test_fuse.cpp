@@ -4,6 +4,7 @@
 // move a job between queues, WF_CURRENT_CPU on io-uring replies keeps it with its ring thread;
 // the FUSE policies change only their own site.
 #include <catch2/catch.hpp>
+#include <tuple>
 
 #include "engine/engine.h"
 #include "experiment/runner.h"
@@ -759,7 +760,21 @@ TEST_CASE("FUSE request latency splits into queueing, server and reply, WF_CURRE
         CHECK(sum > 0);
         CHECK(sum <= 1.07 * static_cast<double>(n(*o, Metric::fuse_latency_ns_p99)));
         CHECK(sum < o->m.get(Metric::usec_per_op) * 1000);  // the op adds the app's own work
+        // Each span's percentiles are bucket bounds of its own histogram (1/16 of a power of two
+        // apart): the median is at most the p99, and the exact mean is not beyond the p99's bucket.
+        for (auto [p50, p99, mean] : {std::tuple{Metric::fuse_queue_ns_p50, Metric::fuse_queue_ns_p99, Metric::fuse_queue_ns_mean},
+                                      std::tuple{Metric::fuse_server_ns_p50, Metric::fuse_server_ns_p99, Metric::fuse_server_ns_mean},
+                                      std::tuple{Metric::fuse_reply_ns_p50, Metric::fuse_reply_ns_p99, Metric::fuse_reply_ns_mean}}) {
+            CHECK(n(*o, p50) > 0);
+            CHECK(n(*o, p50) <= n(*o, p99));
+            CHECK(o->m.get(mean) <= 1.07 * static_cast<double>(n(*o, p99)));
+        }
     }
+    // The reply's percentiles show plain's two kinds of reply: fio found still queued on the ring
+    // thread's CPU (a local wake, about 1 us, the median) and fio woken on an idle CPU (the tail).
+    // With WF_CURRENT_CPU every reply is of the first kind.
+    CHECK(n(plain, Metric::fuse_reply_ns_p99) > 3 * n(plain, Metric::fuse_reply_ns_p50));
+    CHECK(n(same, Metric::fuse_reply_ns_p99) <= n(plain, Metric::fuse_reply_ns_p50) * 11 / 10);
     // The same server work either way (in cycles: plain's bouncing pair settles one OPP lower); the
     // reply wake is local and short with WF_CURRENT_CPU.
     auto server_cycles = [](const Outcome& o) { return o.m.get(Metric::fuse_server_ns_mean) * o.m.get(Metric::freq_khz_busy); };
