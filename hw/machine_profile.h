@@ -31,6 +31,7 @@ struct MachineProfile {
     int64_t ipi_latency_ns = 1000;    // IPI send -> handler runs on the target
     int64_t ipi_handler_ns = 300;     // time an IPI steals from a busy target
     int64_t ipi_send_ns = 0;          // the sender's cost of an IPI (a VM exit in a guest)
+    bool ipi_send_overlaps = false;   // the IPI leaves at the start of ipi_send (a guest: KVM kicks it inside the exit)
     int64_t ipi_wakee_ns = 0;         // CPU time of the task an IPI switches in, before its own code
     int64_t idle_exit_ns = 1000;      // exit latency of the idle state used for short gaps
     int64_t idle_entry_ns = 0;        // idle loop entry before the state (tick stop): polls need_resched

@@ -1140,6 +1140,24 @@ TEST_CASE("ipi_send: the waker pays for each IPI it sends, to a CPU it preempts 
     CHECK(halted == Approx(5.0).margin(0.1));
 }
 
+TEST_CASE("ipi_send_overlaps: the IPI leaves when the send begins, and the waker still pays the whole send", "[hardware][wake][ipi]") {
+    // KVM delivers a guest's IPI inside the exit its APIC write causes (kvm_vcpu_kick() wakes
+    // the halted vCPU's thread before the exit returns). With the overlap, a 5 us dearer send
+    // delays the wakee on the halted CPU by nothing and still costs W 5 us a wakeup; without
+    // it, the wakee waits for the send too.
+    const auto run = [](const std::string& send, bool overlap) {
+        return guest_wakes({{"ipi_send", send}, {"ipi_send_overlaps", overlap}}, "normal");
+    };
+    for (bool overlap : {false, true}) {
+        const RunResult lo = run("11.2us", overlap), hi = run("16.2us", overlap);
+        const double waker = hi.metrics.get(Metric::usec_per_op) - lo.metrics.get(Metric::usec_per_op);
+        const double wake_latency = (hi.metrics.get(Metric::wake_latency_ns_mean) - lo.metrics.get(Metric::wake_latency_ns_mean)) / 1000.0;
+        INFO("overlap " << overlap << ": us more per wakeup for W " << waker << ", for R's wake latency " << wake_latency);
+        CHECK(waker == Approx(5.0).margin(0.1));
+        CHECK(wake_latency == Approx(overlap ? 0.0 : 5.0).margin(0.1));
+    }
+}
+
 TEST_CASE("ipi_wakee and wake_remote_rq_wakee: the task a wakeup switches in pays by the wakeup's path", "[hardware][wake][ipi]") {
     // R's CPU time per wakeup (its 1 us of work, the switch and what the path costs it): woken
     // onto the halted CPU 1 through an IPI it pays ipi_wakee; woken onto CPU 1 while another

@@ -21,10 +21,10 @@ using namespace wakesim::clitest;
 
 namespace {
 
-// A copy of kvm-2vcpu.json whose context switch costs 1us instead of 3.8us.
+// A copy of kvm-2vcpu.json whose context switch costs 1us instead of 3.478us.
 std::string fast_vm_text() {
     nlohmann::json j = nlohmann::json::parse(read_file(kSource / "machines" / "kvm-2vcpu.json"));
-    REQUIRE(j["profile"]["ctx_switch"]["value"] == "3.8us");
+    REQUIRE(j["profile"]["ctx_switch"]["value"] == "3.478us");
     j["profile"]["ctx_switch"]["value"] = "1us";
     j["profile"]["ctx_switch"]["source"] = "what if the guest switched as fast as bare metal";
     return j.dump(2);
@@ -93,7 +93,8 @@ TEST_CASE("machines: values are written as a user writes them, with units", "[ma
     CHECK(altra.opp_khz == std::vector<int64_t>{1000000, 1500000, 2000000, 2500000, 3000000});
     const MachineProfile kvm = make_machine_profile("kvm-2vcpu");
     CHECK(kvm.opp_khz.empty());  // "opp": [] is a fixed clock
-    CHECK(kvm.ipi_latency_ns == 3350);
+    CHECK(kvm.ipi_latency_ns == 3704);
+    CHECK(kvm.ipi_send_overlaps);
     REQUIRE(kvm.idle_states.size() == 1);
     CHECK(kvm.idle_states[0].name == "HLT");
     CHECK(make_machine_profile("e5-2650-2s").opp_khz.size() == 15);
