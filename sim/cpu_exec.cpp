@@ -82,18 +82,16 @@ void CpuExec::ttwu_runnable_charge(Task* waker) {
 // IPIs and kicks.
 
 // The sending side of an IPI: in a guest the APIC write is a VM exit, paid by the task running on
-// the sending CPU; the IPI leaves when it is done. Returns that time (0 where the profile has none).
+// the sending CPU. Returns how long the IPI waits for it: all of it, or none where the send
+// overlaps the delivery (a guest's exit kicks the target before it returns); 0 where the profile
+// has no send cost.
 int64_t CpuExec::ipi_send(int from) {
     if (prof_.ipi_send_ns <= 0 || from < 0) return 0;
     const int64_t ns = jitter(prof_.ipi_send_ns);
     Cpu& f = cpu_of(from);
     if (f.curr) f.ctx.overhead_left += ns;
-    return ns;
+    return prof_.ipi_send_overlaps ? 0 : ns;
 }
-
-// The part of the sender's cost the IPI waits for: all of it, or none where the send overlaps
-// its delivery (a guest's exit kicks the target before it returns).
-int64_t CpuExec::ipi_lead(int64_t send) const { return prof_.ipi_send_overlaps ? 0 : send; }
 
 // Sends the IPI (or wake of a polling/halted CPU) that makes `cpu` process its wake list and
 // schedule, unless one is already on its way.
@@ -148,7 +146,7 @@ IpiSent CpuExec::send_call_function_single_ipi(int cpu, int from_cpu, const Ttwu
         sent = IpiSent::ipi;
     }
     // The IPI leaves at the end of the waker's try_to_wake_up so far (selection + queueing).
-    kick_cpu(cpu, ipi_lead(send) + jitter((work ? cost(*work) : 0) + delay), sent == IpiSent::ipi, sent == IpiSent::poll);
+    kick_cpu(cpu, send + jitter((work ? cost(*work) : 0) + delay), sent == IpiSent::ipi, sent == IpiSent::poll);
     return sent;
 }
 
@@ -159,7 +157,7 @@ IpiSent CpuExec::kick_idle_cpu(int cpu, int from_cpu, IdleKick why, const TtwuWo
     // resched_curr()'s set_nr_and_not_polling() and send_call_function_single_ipi()'s
     // set_nr_if_polling(): a CPU whose idle task polls its flags sees the write, no IPI.
     const bool polled = !local && hw_.polling(cpu);
-    const int64_t signal = polled ? poll_ns(from_cpu, cpu) : ipi_lead(ipi_send(from_cpu)) + ipi_ns(from_cpu, cpu);
+    const int64_t signal = polled ? poll_ns(from_cpu, cpu) : ipi_send(from_cpu) + ipi_ns(from_cpu, cpu);
     switch (why) {
         case IdleKick::ttwu: delay = local ? 0 : (work ? cost(*work) : 0) + signal + hw_.wake_latency(cpu); break;
         case IdleKick::fork: delay = local ? 0 : signal + hw_.wake_latency(cpu); break;
@@ -181,7 +179,7 @@ bool CpuExec::smp_send_reschedule(int cpu) {
     }
     const int from = driving_cpu_ >= 0 ? driving_cpu_ : local_cpu_;
     const int64_t send = ipi_send(from);
-    kick_cpu(cpu, ipi_lead(send) + jitter(ipi_ns(from, cpu)), true);
+    kick_cpu(cpu, send + jitter(ipi_ns(from, cpu)), true);
     arm_return_to_user(cpu);
     return true;
 }

@@ -214,7 +214,6 @@ private:
     void idle_state_entered(int cpu);  // after hw_.idle_enter(): the tick stops or keeps running
     void arm_return_to_user(int cpu);  // a reschedule from elsewhere, seen at the return to user space
     int64_t ipi_send(int from);
-    int64_t ipi_lead(int64_t send) const;
     bool ipi_beside_timer(int cpu, int from_cpu);
     void preempt_now(int cpu);
     void run_curr(int cpu);
