@@ -5,6 +5,7 @@
 # bpf/ring-preempt.bt (does a ring thread's wake by fio preempt fio, and the EEVDF state of
 # both autogroups), bpf/ring-sleep.bt (a ring thread's lag and delayed state at its sleeps),
 # bpf/ring-fio-phases.bt (the ring thread's run after its wake of fio, fio's before its submit).
+# bpf/fio-split.bt (psync: where fio's time a read goes, from its wake to its next sleep).
 # Usage: scripts/measure/fio-uring-bpf.sh PASSTHROUGH_HP PROGRAM.bt [COMMAND PREFIX, e.g. taskset -c 0]
 # Environment: MOUNT_OPTS (default "-o io_uring"; "" for /dev/fuse), FIO_ENGINE (default
 # "--ioengine=io_uring --iodepth=4"; e.g. "--ioengine=psync").
