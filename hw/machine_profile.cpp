@@ -21,7 +21,7 @@ struct Field {
 const std::vector<Field>& fields() {
     using P = MachineProfile;
     static const std::vector<Field> f = {
-        {{"syscall_ns", "ns", "null syscall entry + exit"}, &P::syscall_ns, nullptr},
+        {{"syscall_ns", "ns", "null syscall entry + exit: pipe and messaging reads and writes, and each system call of a FUSE client (pread, io_uring_enter, io_submit) and server (a worker's read and writev, a ring thread's io_uring_enter a round, the watchdog's poll)"}, &P::syscall_ns, nullptr},
         {{"pipe_copy_ns", "ns", "pipe_read/pipe_write bookkeeping and a small copy"}, &P::pipe_copy_ns, nullptr},
         {{"ctx_switch_ns", "ns", "__schedule() and switch between two tasks"}, &P::ctx_switch_ns, nullptr},
         {{"idle_switch_ns", "ns", "switch from the idle task to a task, after the idle exit"}, &P::idle_switch_ns, nullptr},

@@ -786,3 +786,67 @@ TEST_CASE("FUSE request latency splits into queueing, server and reply, WF_CURRE
     // /dev/fuse has no queues to change.
     CHECK(n(simulate(fio_doc("xeon-2s-16c32t", "")), Metric::fuse_queue_changes) == 0);
 }
+
+TEST_CASE("A FUSE request's system calls cost the machine's syscall: a pread 1 us more with 1 us dearer "
+          "syscalls, a /dev/fuse worker 2 us (read and writev), a ring thread 1 us a round",
+          "[fuse][costs]") {
+    // fio pinned beside its server on the 2-vCPU guest (fixed clock), without cost jitter, with
+    // syscalls at 300 ns and at 1.3 us (PTI on the same guest: 1.05-1.18 us, docs/validation.md).
+    auto per_read = [](const std::string& extra, int64_t syscall_ns) {
+        json d = fio_doc("kvm-2vcpu", R"(, "cpus": "0")" + extra);
+        d["machine"] = json{{"preset", "kvm-2vcpu"},
+                            {"profile", {{"base", "kvm-2vcpu"},
+                                         {"syscall", std::to_string(syscall_ns) + "ns"},
+                                         {"cost_jitter_pct", 0}}}};
+        const Outcome o = simulate(d);  // the metrics
+        const FuseRun f = run_fuse(d);   // the same run's connection counters
+        REQUIRE(f.ops == static_cast<uint64_t>(n(o, Metric::ops)));
+        const double reads = static_cast<double>(f.ops);
+        return std::tuple{static_cast<double>(n(o, Metric::cpu_time_requester_ns)) / reads,
+                          static_cast<double>(n(o, Metric::cpu_time_server_ns)) / reads,
+                          static_cast<double>(f.stats.aio_submit_calls + f.stats.aio_wait_calls) / reads,
+                          static_cast<double>(f.stats.ring_rounds) / reads};
+    };
+    SECTION("psync over /dev/fuse: pread's entry and exit; the worker's read() and writev()") {
+        const auto [app0, srv0, calls0, rounds0] = per_read(R"(, "transport": "dev", "max_threads": 1)", 300);
+        const auto [app1, srv1, calls1, rounds1] = per_read(R"(, "transport": "dev", "max_threads": 1)", 1300);
+        CHECK(app1 - app0 == Approx(1000).margin(20));
+        CHECK(srv1 - srv0 == Approx(2000).margin(40));
+    }
+    SECTION("psync over io-uring: pread's entry and exit; one io_uring_enter a ring thread's round") {
+        const auto [app0, srv0, calls0, rounds0] = per_read(R"(, "transport": "io_uring")", 300);
+        const auto [app1, srv1, calls1, rounds1] = per_read(R"(, "transport": "io_uring")", 1300);
+        CHECK(rounds0 == Approx(1.0).margin(0.01));  // one request at a time: rounds of one
+        CHECK(app1 - app0 == Approx(1000).margin(20));
+        CHECK(srv1 - srv0 == Approx(1000 * rounds1).margin(20));
+    }
+    SECTION("io_uring engine, iodepth 4: each submit and wait call, and each round") {
+        const auto [app0, srv0, calls0, rounds0] = per_read(R"(, "transport": "io_uring", "ioengine": "io_uring", "iodepth": 4)", 300);
+        const auto [app1, srv1, calls1, rounds1] = per_read(R"(, "transport": "io_uring", "ioengine": "io_uring", "iodepth": 4)", 1300);
+        // Nearly the same pattern at both costs (1.2455 and 1.2435 calls, 0.264 and 0.271 rounds a
+        // read); the few more rounds cost their switches besides.
+        CHECK(calls1 == Approx(calls0).epsilon(0.02));
+        CHECK(app1 - app0 == Approx(1000 * calls1).epsilon(0.05));
+        CHECK(srv1 - srv0 == Approx(1000 * rounds1).epsilon(0.15));
+    }
+}
+
+TEST_CASE("program: a system call that sends two requests pays one entry and one exit (\"call\": first and last)",
+          "[program][fuse][costs]") {
+    // open(O_CREAT) as LOOKUP + CREATE in one call, against the same two requests as two calls.
+    auto app_ns = [](const std::string& lookup_call, const std::string& create_call) {
+        const std::string w = R"({"kind": "program", "fuse": {"fs": {}}, "tasks": [{"name": "app", "role": "requester",
+            "cpus": "0", "program": [{"loop": 200, "do": [{"fuse": "lookup", "call": ")" + lookup_call +
+                              R"("}, {"fuse": "create", "call": ")" + create_call + R"("}, {"op": 0}]}]}]})";
+        json d = doc(R"({"name": "p", "description": "d", "machine": "kvm-2vcpu", "workload": )" + w +
+                     R"(, "policies": ["plain"], "run": {"seeds": [1]}, "cases": [{"name": "c"}]})");
+        d["machine"] = json{{"preset", "kvm-2vcpu"}, {"profile", {{"base", "kvm-2vcpu"}, {"cost_jitter_pct", 0}}}};
+        const Outcome o = simulate(d);
+        return static_cast<double>(n(o, Metric::cpu_time_requester_ns)) / 200;
+    };
+    const double one_call = app_ns("first", "last"), two_calls = app_ns("own", "own");
+    // kvm-2vcpu's syscall is 300 ns: the second call's entry and exit.
+    CHECK(two_calls - one_call == Approx(300).margin(10));
+    // A request inside a call pays neither.
+    CHECK(app_ns("first", "inside") < one_call);
+}

@@ -265,17 +265,20 @@ TEST_CASE("fuse-kvm-amd: fio's io_uring engine over fuse-over-io-uring gains fro
     CHECK(qd8 / qd4 == Approx(109813.0 / 84327).epsilon(0.15));
     // fio sleeps once a round of iodepth reads, and its wake finds its ring thread serving the
     // round on fio's vCPU, so it moves: measured 0.70-0.84, 0.33-0.38, 0.15-0.17 and 0.077-0.081
-    // moves a read (fio's own nr_migrations), a move in 60-84% of the rounds; the model moves in
-    // every round. Metric::migrations counts every task's, which here are fio's: the ring threads
+    // moves a read (fio's own nr_migrations), a move in 60-84% of the rounds (0.73-0.80,
+    // 0.35-0.36, 0.16 and 0.08 on 2026-12-06); the model moves in 90-100% of the rounds, never
+    // twice in one. Metric::migrations counts every task's, which here are fio's: the ring threads
     // are pinned.
-    auto moves = [&](const std::string& c) {
+    auto moves_a_round = [&](const std::string& c, int depth) {
         const RunMetrics& r = m.at(c + "/plain");
-        return r.get(Metric::migrations) / r.get(Metric::ops);
+        return r.get(Metric::migrations) / r.get(Metric::ops) * depth;
     };
-    CHECK(moves("e-uring-qd1") == Approx(1.0).epsilon(0.05));
-    CHECK(moves("f-uring-qd2") == Approx(0.5).epsilon(0.05));
-    CHECK(moves("d-uring-qd4") == Approx(0.25).epsilon(0.05));
-    CHECK(moves("g-uring-qd8") == Approx(0.125).epsilon(0.05));
+    for (const auto& [c, depth] : std::vector<std::pair<std::string, int>>{
+             {"e-uring-qd1", 1}, {"f-uring-qd2", 2}, {"d-uring-qd4", 4}, {"g-uring-qd8", 8}}) {
+        INFO(c);
+        CHECK(moves_a_round(c, depth) >= 0.9);
+        CHECK(moves_a_round(c, depth) <= 1.01);
+    }
 }
 
 TEST_CASE("fuse-bg-series-xeon: cpu++'s gain at iodepth 1 and 8 and with 2 and 8 jobs as the patch's commit message "

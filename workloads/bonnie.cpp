@@ -66,7 +66,7 @@ BonnieSpec read_bonnie(const WorkloadInput& in) {
     errors.attempt([&] { s.cpus = read_cpus(in.json, p, "cpus", in.topo); });
     s.app_work = p.duration_ns("app_" + s.phase);
     s.footprint_kib = p.size_bytes("footprint") / 1024;
-    errors.attempt([&] { s.conn = read_fuse_conn(in.json, p, in.topo); });
+    errors.attempt([&] { s.conn = read_fuse_conn(in.json, p, in.topo, in.profile); });
     errors.attempt([&] { s.groups = read_fuse_groups(in.json, p, in.groups, in.topo, s.cpus); });
     errors.finish();
     return s;
@@ -74,27 +74,42 @@ BonnieSpec read_bonnie(const WorkloadInput& in) {
 
 // The requests of one file operation, in the order Linux 6.18 sends them to passthrough_hp
 // (default entry/attr timeouts, writeback cache; traced with libfuse's debug output).
-std::vector<FuseOp> file_requests(const std::string& phase, int64_t size) {
+// Each with its place in its system call (Op::kSyscallEntry, kSyscallExit: the first and last
+// request a call sends).
+struct FileRequest {
+    FuseOp op;
+    uint8_t sys;
+};
+constexpr uint8_t kEntry = Op::kSyscallEntry, kExit = Op::kSyscallExit, kOwn = Op::kOwnSyscall;
+std::vector<FileRequest> file_requests(const std::string& phase, int64_t size) {
     if (phase == "create") {
-        // fuse_permission(dir): its attributes were invalidated by the previous create (GETATTR);
-        // fuse_atomic_open: fuse_lookup (negative) then fuse_create_open (CREATE, opens too).
-        std::vector<FuseOp> r = {FuseOp::getattr, FuseOp::lookup, FuseOp::create};
+        // creat(): fuse_permission(dir): its attributes were invalidated by the previous create
+        // (GETATTR); fuse_atomic_open: fuse_lookup (negative) then fuse_create_open (CREATE, opens too).
+        std::vector<FileRequest> r = {{FuseOp::getattr, kEntry}, {FuseOp::lookup, 0}, {FuseOp::create, kExit}};
         // write(): file_remove_privs asks for security.capability; close(): fuse_flush writes the
         // dirty page back (write_inode_now: a background WRITE, waited for) before the FLUSH.
-        if (size > 0) r.insert(r.end(), {FuseOp::getxattr, FuseOp::writeback});
+        if (size > 0) r.insert(r.end(), {{FuseOp::getxattr, kOwn}, {FuseOp::writeback, kEntry}, {FuseOp::flush, 0}});
+        else r.push_back({FuseOp::flush, kEntry});
         // fuse_release -> fuse_file_put(sync = false): RELEASE in the background.
-        r.insert(r.end(), {FuseOp::flush, FuseOp::release});
+        r.push_back({FuseOp::release, kExit});
         return r;
     }
     if (phase == "stat") {
         // stat() is answered from the attributes READDIRPLUS cached; a file with data is opened,
         // read from the page cache and closed.
-        if (size > 0) return {FuseOp::open, FuseOp::flush, FuseOp::release};
+        if (size > 0) return {{FuseOp::open, kOwn}, {FuseOp::flush, kEntry}, {FuseOp::release, kExit}};
         return {};
     }
     // unlink(): GETATTR of the directory, UNLINK; the final iput writes the inode's times back
     // (SETATTR) and evicts it: fuse_evict_inode queues the FORGET.
-    return {FuseOp::getattr, FuseOp::unlink, FuseOp::setattr, FuseOp::forget};
+    return {{FuseOp::getattr, kEntry}, {FuseOp::unlink, 0}, {FuseOp::setattr, 0}, {FuseOp::forget, kExit}};
+}
+
+// The system calls of a file operation that send no request: stat(), and read() from the page
+// cache in the stat phase of files with data.
+int64_t calls_without_requests(const std::string& phase, int64_t size) {
+    if (phase == "stat") return size > 0 ? 2 : 1;
+    return 0;
 }
 
 // The server's threads first (passthrough_hp runs before bonnie++ starts), then bonnie++.
@@ -115,9 +130,13 @@ WorkloadBuild build_bonnie(const BonnieSpec& s) {
     t.spec.pair_id = 1;
     t.spec.footprint_kib = s.footprint_kib;
     t.code.push_back(Op{Op::loop_begin, 0, 0, static_cast<int32_t>(s.files), 0, 0});
-    if (s.app_work > 0) t.code.push_back(Op{Op::run, s.app_work, 0, 0, 0, 0});
-    for (FuseOp op : file_requests(s.phase, s.file_size))
-        t.code.push_back(Op{Op::fuse_request, s.conn.ops.work(op, s.file_size), 0, 0, static_cast<int32_t>(op), 0});
+    const int64_t app = s.app_work + calls_without_requests(s.phase, s.file_size) * s.conn.def->costs.syscall;
+    if (app > 0) t.code.push_back(Op{Op::run, app, 0, 0, 0, 0});
+    for (const FileRequest& r : file_requests(s.phase, s.file_size)) {
+        Op req{Op::fuse_request, s.conn.ops.work(r.op, s.file_size), 0, 0, static_cast<int32_t>(r.op), 0};
+        req.sub = r.sys;
+        t.code.push_back(req);
+    }
     t.code.push_back(Op{Op::count_op, 0, 0, 0, 0, 0});
     t.code.push_back(Op{Op::loop_end, 0, 0, 0, 0, 0});
     b.tasks.push_back(std::move(t));

@@ -94,7 +94,7 @@ ExtractSpec read_extract(const WorkloadInput& in) {
         s.app.allowed = s.cpus;
         apply_task_uclamp(in.json, p, in.groups, in.topo, s.app);
     });
-    errors.attempt([&] { s.conn = read_fuse_conn(in.json, p, in.topo); });
+    errors.attempt([&] { s.conn = read_fuse_conn(in.json, p, in.topo, in.profile); });
     if (p.given("daemon_group"))
         errors.attempt([&] {
             const JsonNode n = in.json.at("daemon_group");
@@ -122,8 +122,11 @@ WorkloadBuild build_extract(const ExtractSpec& s) {
     if (s.daemon) apply_fuse_groups(FuseGroups{std::nullopt, *s.daemon}, b);
 
     const FuseOpCosts& c = s.conn.ops;
-    auto request = [&](FuseOp op) {
-        return Op{Op::fuse_request, c.work(op, 0), 0, 0, static_cast<int32_t>(op), 0};
+    // sys: the request's place in its system call (Op::kSyscallEntry, kSyscallExit).
+    auto request = [&](FuseOp op, uint8_t sys) {
+        Op r{Op::fuse_request, c.work(op, 0), 0, 0, static_cast<int32_t>(op), 0};
+        r.sub = sys;
+        return r;
     };
     ProgramTask t;
     t.spec = s.app;
@@ -135,20 +138,21 @@ WorkloadBuild build_extract(const ExtractSpec& s) {
     if (s.decompress > 0) t.code.push_back(Op{Op::run, s.decompress, 0, 0, 0, 0});
     // open(O_CREAT | O_WRONLY): fuse_atomic_open -> fuse_lookup (the name is new: a negative
     // entry), then fuse_create_open (CREATE opens the file too).
-    t.code.push_back(request(FuseOp::lookup));
-    t.code.push_back(request(FuseOp::create));
+    t.code.push_back(request(FuseOp::lookup, Op::kSyscallEntry));
+    t.code.push_back(request(FuseOp::create, Op::kSyscallExit));
     // write() calls: inflate the chunk, then one synchronous WRITE of it (fuse_perform_write ->
     // fuse_send_write_pages), whose server work grows with the bytes (two copies per KiB).
     const auto loop = static_cast<int32_t>(t.code.size());
     t.code.push_back(Op{Op::loop_begin, 0, 0, static_cast<int32_t>(s.writes_min), static_cast<int32_t>(s.writes_max), 0});
     t.code.push_back(Op{Op::draw, s.size_min, s.size_max, 0, 0, 0});
     t.code.push_back(Op{Op::run, 0, s.decompress_per_kib, 0, 0, 0});
-    t.code.push_back(Op{Op::fuse_request, c.work(FuseOp::write, 0), 2 * c.copy_per_kib, 0,
-                        static_cast<int32_t>(FuseOp::write), 0});
+    Op write{Op::fuse_request, c.work(FuseOp::write, 0), 2 * c.copy_per_kib, 0, static_cast<int32_t>(FuseOp::write), 0};
+    write.sub = Op::kOwnSyscall;
+    t.code.push_back(write);
     t.code.push_back(Op{Op::loop_end, 0, 0, 0, loop, 0});
     // close(): fuse_flush (FLUSH, waited for), then fuse_release queues RELEASE in the background.
-    t.code.push_back(request(FuseOp::flush));
-    t.code.push_back(request(FuseOp::release));
+    t.code.push_back(request(FuseOp::flush, Op::kSyscallEntry));
+    t.code.push_back(request(FuseOp::release, Op::kSyscallExit));
     Op count{Op::count_op, 0, 0, 0, 0, 0};
     count.sub = 1;  // the file's bytes
     t.code.push_back(count);

@@ -113,6 +113,7 @@ struct Step {
     int64_t n = 0;    // loop: iterations (0: forever); op, fuse: bytes
     int target = 0;   // post, wait: channel; resume: task definition; barrier: barrier; fuse: connection; timer
     FuseOp fuse_op = FuseOp::conn_read;  // fuse
+    uint8_t fuse_call = Op::kOwnSyscall;  // fuse: the request's place in its system call (Op::sub bits)
     std::vector<Step> body;  // loop
 };
 
@@ -178,7 +179,7 @@ constexpr size_t kMaxLoopDepth = 16;
 
 // Steps: {"run": "5us"} {"sleep": "1ms"} {"post": ch} {"wait": ch, "pre": d, "after": d}
 // {"resume": task} {"suspend": true} {"barrier": b} {"op": bytes} {"loop": n, "do": [...]}
-// {"fuse": opcode, "bytes": n, "conn": name} {"timer": name, "period": d}
+// {"fuse": opcode, "bytes": n, "conn": name, "call": own|first|inside|last} {"timer": name, "period": d}
 struct StepReader {
     const std::map<std::string, int>& chans;
     const std::map<std::string, int>& conns;
@@ -215,6 +216,12 @@ struct StepReader {
             s.n = st.at("bytes").as_size_bytes(1, 1 << 20);  // 4096 or "4KiB", as fio's bs
         } else if (st.has("bytes")) {
             st.at("bytes").fail("expected no \"bytes\": only read, write and writeback carry data");
+        }
+        if (st.has("call")) {
+            static const std::vector<std::string> calls = {"own", "first", "inside", "last"};
+            static const uint8_t bits[] = {Op::kOwnSyscall, Op::kSyscallEntry, 0, Op::kSyscallExit};
+            const std::string c = st.at("call").as_enum(calls);
+            s.fuse_call = bits[std::find(calls.begin(), calls.end(), c) - calls.begin()];
         }
     }
 
@@ -299,7 +306,7 @@ struct StepReader {
                                          "would spin without simulated time passing");
                     waits = true;
                 } else if (st.has("fuse")) {
-                    st.check_keys({"fuse", "bytes", "conn"});
+                    st.check_keys({"fuse", "bytes", "conn", "call"});
                     s.kind = StepKind::fuse;
                     read_fuse(st, s);
                     // A synchronous request sleeps until its reply, a writeback until its WRITE ends; a
@@ -375,7 +382,7 @@ ProgramSpec read_program(const WorkloadInput& in) {
             JsonNode c = conns->at(name);
             if (!is_plain_name(name)) c.fail("expected a connection name without spaces or control characters");
             const ParamValues p = read_params(c, fuse_conn_params(), {}, fuse_left_out());
-            s.fuse.push_back({name, read_fuse_conn(c, p, in.topo)});
+            s.fuse.push_back({name, read_fuse_conn(c, p, in.topo, in.profile)});
             conn_ix[name] = static_cast<int>(s.fuse.size()) - 1;
         });
     }
@@ -532,7 +539,9 @@ void compile(const ProgramSpec& spec, const std::vector<Step>& steps, const std:
             case StepKind::fuse: {
                 const FuseOpCosts& c = spec.fuse[static_cast<size_t>(s.target)].conn.ops;
                 const auto ch = static_cast<int32_t>(spec.channels.size()) + s.target;
-                code.push_back(Op{Op::fuse_request, c.work(s.fuse_op, s.n), 0, ch, static_cast<int32_t>(s.fuse_op), 0});
+                Op req{Op::fuse_request, c.work(s.fuse_op, s.n), 0, ch, static_cast<int32_t>(s.fuse_op), 0};
+                req.sub = s.fuse_call;
+                code.push_back(req);
                 break;
             }
         }

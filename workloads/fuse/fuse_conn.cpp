@@ -357,8 +357,8 @@ bool FuseConn::request(int self, int task_id, uint8_t& phase, Action& out, FuseR
     switch (phase) {
         case start:
             phase = decide;
-            if (def_->costs.app_submit > 0) {
-                out = Action::Run(def_->costs.app_submit);
+            if (const int64_t w = submit_work(args.call); w > 0) {
+                out = Action::Run(w);
                 return true;
             }
             [[fallthrough]];
@@ -366,6 +366,7 @@ bool FuseConn::request(int self, int task_id, uint8_t& phase, Action& out, FuseR
             if (fuse_op_send(args.op) == FuseSend::forget) {
                 send_forget(work);
                 phase = start;
+                if (args.call & kFuseCallExit) tail = exit_ns();
                 return false;
             }
             if (fuse_op_send(args.op) == FuseSend::writeback) {
@@ -399,6 +400,7 @@ bool FuseConn::request(int self, int task_id, uint8_t& phase, Action& out, FuseR
                 ++stats_.per_op[static_cast<size_t>(args.op)];
                 send_background(self, slot);
                 phase = start;
+                if (args.call & kFuseCallExit) tail = exit_ns();
                 return false;
             }
             r.work = work;
@@ -414,7 +416,7 @@ bool FuseConn::request(int self, int task_id, uint8_t& phase, Action& out, FuseR
             }
             replied(self);
             // Request teardown and the return to user space: the caller runs it with what comes next.
-            tail = def_->costs.app_complete + touch(self);
+            tail = def_->costs.app_complete + ((args.call & kFuseCallExit) ? exit_ns() : 0) + touch(self);
             phase = start;
             return false;
         }
@@ -461,7 +463,7 @@ bool FuseConn::aio(int self, int task_id, int64_t ios, FuseReqArgs args, uint8_t
                         {static_cast<int64_t>(sub.depth - sub.in_flight), ios - sub.submitted, def_->aio_batch_submit}));
                     phase = queue;
                     ++stats_.aio_submit_calls;
-                    out = Action::Run(c.aio_submit_call);
+                    out = Action::Run(c.syscall + c.aio_submit_call);
                     return true;
                 }
                 // The queue is full (or every I/O is out): reap. io_uring: CQEs already posted
@@ -473,7 +475,7 @@ bool FuseConn::aio(int self, int task_id, int64_t ios, FuseReqArgs args, uint8_t
                 }
                 phase = wait_check;
                 ++stats_.aio_wait_calls;
-                out = Action::Run(c.aio_wait_call);
+                out = Action::Run(c.syscall + c.aio_wait_call);
                 return true;
             case queue:
                 if (sub.batch == 0) {  // the submit call returns, posting what has completed
@@ -566,7 +568,7 @@ Action FuseConn::worker(int self, int task_id, uint8_t& phase) {
                     stats_.completed += static_cast<uint64_t>(forgets_pending_);
                     forgets_pending_ = forget_work_ = 0;
                     phase = 5;  // libfuse: a forget leaves numavail alone
-                    return Action::Run(c.dev_read + w);
+                    return Action::Run(exit_ns() + c.dev_read + w);
                 }
                 if (fiq_pending_.empty()) {
                     fiq_waiters_.push(task_id);
@@ -586,7 +588,9 @@ Action FuseConn::worker(int self, int task_id, uint8_t& phase) {
                     spare_.erase(spare_.begin());  // at most max_threads entries, no allocation
                     spawn = c.spawn;
                 }
-                return Action::Run(spawn + c.dev_read + touch(req) + reqs_[static_cast<size_t>(req)].work + c.dev_write);
+                // read()'s return, the request, writev() up to fuse_request_end.
+                return Action::Run(spawn + exit_ns() + c.dev_read + touch(req) + reqs_[static_cast<size_t>(req)].work +
+                                   entry_ns() + c.dev_write);
             }
             case 1:  // the reply's writev: fuse_dev_do_write -> fuse_request_end
                 request_end(req);
@@ -594,7 +598,7 @@ Action FuseConn::worker(int self, int task_id, uint8_t& phase) {
                 phase = 4;
                 // The rest of writev, still in the system call: under preempt=none a requester woken
                 // onto this CPU waits for the return to user space (the next step).
-                if (c.writev_return > 0) return Action::RunInSyscall(c.writev_return);
+                if (const int64_t w = c.writev_return + exit_ns(); w > 0) return Action::RunInSyscall(w);
                 [[fallthrough]];
             case 4:  // back in fuse_do_work: numavail++, and a surplus idle worker exits (never the last)
                 ++numavail_;
@@ -607,14 +611,14 @@ Action FuseConn::worker(int self, int task_id, uint8_t& phase) {
                     return Action::Exit();
                 }
                 phase = 2;
-                if (c.loop_tail > 0) return Action::Run(c.loop_tail);
+                if (const int64_t w = c.loop_tail + entry_ns(); w > 0) return Action::Run(w);
                 [[fallthrough]];
             case 2:
                 phase = 0;
                 break;
             case 5:  // after a FORGET batch: no reply to write, back to read
                 phase = 2;
-                if (c.loop_tail > 0) return Action::Run(c.loop_tail);
+                if (const int64_t w = c.loop_tail + entry_ns(); w > 0) return Action::Run(w);
                 break;
             default:  // woken from fiq->waitq: re-check the queue (another worker may have taken it)
                 phase = 0;
@@ -628,7 +632,7 @@ Action FuseConn::watchdog(uint8_t& phase) {
     // do_poll(): woken by a request's wake_up, it re-polls the fd, finds no POLLERR and sleeps again.
     if (phase == 1) {
         phase = 0;
-        if (def_->costs.watchdog > 0) return Action::Run(def_->costs.watchdog);
+        if (const int64_t w = def_->costs.syscall + def_->costs.watchdog; w > 0) return Action::Run(w);
     }
     watchdog_task_ = s_->driving_task()->id;
     phase = 1;
@@ -710,18 +714,21 @@ Action FuseConn::ring_thread(int self, int task_id, int q, uint8_t& phase) {
                     ++m->fuse.ring_rounds;
                     m->fuse.ring_requests += round;
                 }
+                // Each round is one io_uring_enter (libfuse's io_uring_submit_and_wait): its return
+                // after the wait, and the entry of the next, which sends the round's commits.
                 if (!def_->uring_reply_batch) {
                     req = ring.pending.pop();
                     taken(req);
                     phase = 1;
                     // send_in_task (copy-in, CQE), the handler in userspace, then the commit's copy-out.
-                    return Action::Run(c.uring_task_work + touch(req) + reqs_[static_cast<size_t>(req)].work + c.uring_commit);
+                    return Action::Run(c.syscall + c.uring_task_work + touch(req) + reqs_[static_cast<size_t>(req)].work +
+                                       c.uring_commit);
                 }
                 // libfuse's fuse_uring_queue_handle_cqes with cqe_processing set: every CQE found is
                 // handled before the first reply leaves (fuse_uring_commit_sqe only queues the SQE),
                 // then io_uring_submit_and_wait sends them and waits: a round of one too.
                 phase = 6;
-                return Action::Run(take_round(ring, round));
+                return Action::Run(c.syscall + take_round(ring, round));
             }
             case 6: {  // the round's CQEs handled; requests dispatched meanwhile join it
                 // libfuse's ring has no DEFER_TASKRUN: a request dispatched to the running ring

@@ -29,8 +29,10 @@ enum class AioEngine : uint8_t { io_uring, libaio };
 
 // Per-request CPU work, reference-capacity nanoseconds, as the connection's parameters give them.
 struct FuseCosts {
-    int64_t app_submit = 0;    // requester: syscall entry, VFS, request allocation, queueing
-    int64_t app_complete = 0;  // requester after its wake-up: request teardown, syscall exit
+    int64_t syscall = 0;       // the machine's system call entry and exit (profile `syscall`)
+    int64_t syscall_entry = 0, syscall_exit = 0;  // its halves: before what a call does, after it
+    int64_t app_submit = 0;    // requester: VFS, request allocation, queueing
+    int64_t app_complete = 0;  // requester after its wake-up: request teardown
     int64_t server_work = 0;   // the handler of a request that names no work of its own
     int64_t dev_read = 0;      // /dev/fuse worker: read (splice) of the request, header copy-in
     int64_t dev_write = 0;     // /dev/fuse worker: writev of the reply up to fuse_request_end
@@ -101,8 +103,12 @@ struct FuseStats {
 // copies); work < 0: FuseCosts::server_work.
 struct FuseReqArgs {
     FuseOp op = FuseOp::conn_read;
+    // The request's place in its system call: kFuseCallEntry, the first request it sends (the
+    // entry comes before it); kFuseCallExit, the last (the return to user space comes after it).
+    uint8_t call = 0;
     int64_t work = -1;
 };
+inline constexpr uint8_t kFuseCallEntry = 2, kFuseCallExit = 4;  // Op::kSyscallEntry, kSyscallExit
 
 // Slots for requests nobody waits for (fuse_conn.cpp, FuseConn's constructor): the first
 // kFuseOrphanRing are reused in the order they were freed; more in flight take spare slots.
@@ -124,9 +130,14 @@ public:
     // reply, and `tail` is set to the work after it (request teardown, the return to user space),
     // for the caller to run with whatever follows; it is left alone otherwise.
     bool request(int self, int task_id, uint8_t& phase, Action& out, FuseReqArgs args, int64_t& tail);
-    // A request's start is work with no effect (app_submit), which the caller may join to the
-    // work before it.
-    int64_t submit_work() const { return def_->costs.app_submit; }
+    // A request's start is work with no effect (the system call's entry and app_submit), which
+    // the caller may join to the work before it.
+    int64_t submit_work(uint8_t call) const {
+        return def_->costs.app_submit + ((call & kFuseCallEntry) ? entry_ns() : 0);
+    }
+    // A system call's entry and exit: its cost split around what it does.
+    int64_t entry_ns() const { return def_->costs.syscall_entry; }
+    int64_t exit_ns() const { return def_->costs.syscall_exit; }
     // An asynchronous job's I/O loop over `ios` requests of `args` with up to its depth in flight
     // (fio's do_io with an async engine). `reaped` is set to the completions reaped by the step
     // that just ended (the caller counts them as ops). Returns false when every I/O is reaped.

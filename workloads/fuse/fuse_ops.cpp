@@ -104,8 +104,9 @@ const ParamTable& fuse_conn_params() {
          .help = "libfuse's teardown watchdog thread (\"fuse lowlevel: Add a teardown watchdog feature\", libfuse, "
                  "Dec 2025; passthrough_hp starts it): it polls the device fd, so every request or FORGET queued on "
                  "/dev/fuse also wakes it (a non-exclusive waiter on fiq->waitq). Off for libfuse before 3.18"},
-        {.name = "watchdog_work", .type = ParamType::duration, .default_value = "800ns", .min = 0, .max = kMaxTime,
-         .help = "the watchdog's re-poll after a wake before it sleeps again (estimate)"},
+        {.name = "watchdog_work", .type = ParamType::duration, .default_value = "700ns", .min = 0, .max = kMaxTime,
+         .help = "the watchdog's re-poll after a wake before it sleeps again, besides poll()'s return and re-entry "
+                 "(the machine's `syscall`) (estimate, 800 ns with them)"},
         {.name = "nr_queues", .type = ParamType::integer, .min = 1, .max = kMaxCpus,
          .help = "`io_uring`: number of queues (`-o io_uring_nr_qs`, reduced-queues series): spread over the NUMA "
                  "nodes round-robin, the lowest-numbered CPUs of each node first",
@@ -133,22 +134,30 @@ const ParamTable& fuse_conn_params() {
                  "iowait boost (\"fuse: remove tmp folio for writebacks and internal rb tree\", Koong, 2025). "
                  "false: before it, the writer waits in `fuse_sync_writes()` on the inode's `page_waitq`, "
                  "not an I/O wait"},
-        {.name = "app_submit", .type = ParamType::duration, .default_value = "1200ns", .min = 0, .max = kMaxTime,
-         .help = "per request, the requester: syscall entry, VFS, request allocation and queueing (estimate)"},
-        {.name = "app_complete", .type = ParamType::duration, .default_value = "300ns", .min = 0, .max = kMaxTime,
-         .help = "per synchronous request, the requester after the reply wake: teardown, syscall exit (estimate)"},
-        {.name = "dev_read", .type = ParamType::duration, .default_value = "1500ns", .min = 0, .max = kMaxTime,
-         .help = "`dev`: the worker's splice + read of a request and its header copy (estimate)"},
-        {.name = "dev_write", .type = ParamType::duration, .default_value = "1200ns", .min = 0, .max = kMaxTime,
-         .help = "`dev`: the worker's writev of the reply up to fuse_request_end (estimate)"},
-        {.name = "writev_return", .type = ParamType::duration, .default_value = "300ns", .min = 0,
+        {.name = "app_submit", .type = ParamType::duration, .default_value = "1150ns", .min = 0, .max = kMaxTime,
+         .help = "per request, the requester: VFS, request allocation and queueing. The system call's entry, half "
+                 "the machine's `syscall`, comes before the first request a call sends (estimate, 1.2 us with it "
+                 "at 100 ns)"},
+        {.name = "app_complete", .type = ParamType::duration, .default_value = "250ns", .min = 0, .max = kMaxTime,
+         .help = "per synchronous request, the requester after the reply wake: teardown. The system call's exit, "
+                 "the other half of `syscall`, follows the last request a call sends (estimate, 300 ns with it "
+                 "at 100 ns)"},
+        {.name = "dev_read", .type = ParamType::duration, .default_value = "1450ns", .min = 0, .max = kMaxTime,
+         .help = "`dev`: the worker's splice + read of a request and its header copy, after read()'s return (half "
+                 "the machine's `syscall`) (estimate, 1.5 us with it at 100 ns)"},
+        {.name = "dev_write", .type = ParamType::duration, .default_value = "1150ns", .min = 0, .max = kMaxTime,
+         .help = "`dev`: the worker's writev of the reply up to fuse_request_end, after writev()'s entry (half "
+                 "`syscall`) (estimate, 1.2 us with it at 100 ns)"},
+        {.name = "writev_return", .type = ParamType::duration, .default_value = "250ns", .min = 0,
          .max = kMaxTime,
          .help = "`dev`: the worker from the reply's wake to libfuse marking it idle again (`numavail++`): "
-                 "writev's exit and the buffer release, counted inside the system call (under preempt=none a "
-                 "requester woken onto this CPU runs after it) (estimate)"},
-        {.name = "loop_tail", .type = ParamType::duration, .default_value = "1700ns", .min = 0, .max = kMaxTime,
-         .help = "`dev`: the worker from `numavail++` to its sleep in the next read: libfuse accounting, read "
-                 "entry (estimate; with `writev_return`, 2-3 us)"},
+                 "the buffer release and writev's exit (half `syscall`, added), counted inside the system call "
+                 "(under preempt=none a requester woken onto this CPU runs after it) (estimate, 300 ns with the "
+                 "exit at 50 ns)"},
+        {.name = "loop_tail", .type = ParamType::duration, .default_value = "1650ns", .min = 0, .max = kMaxTime,
+         .help = "`dev`: the worker from `numavail++` to its sleep in the next read: libfuse accounting, then "
+                 "read()'s entry (half `syscall`, added) (estimate, 1.7 us with the entry at 50 ns; with "
+                 "`writev_return`, 2-3 us)"},
         {.name = "uring_task_work", .type = ParamType::duration, .default_value = "700ns", .min = 0,
          .max = kMaxTime, .help = "`io_uring`: the ring thread's task work: request copy-in and CQE (estimate)"},
         {.name = "uring_commit", .type = ParamType::duration, .default_value = "800ns", .min = 0, .max = kMaxTime,
@@ -167,7 +176,10 @@ const ParamTable& fuse_conn_params() {
                  "2026). false: one io_uring_submit per reply, as libfuse's development branch did before Dec 2025 "
                  "(3.17 has no io-uring; 3.18.0 already batches)"},
         {.name = "uring_enter_tail", .type = ParamType::duration, .default_value = "1500ns", .min = 0,
-         .max = kMaxTime, .help = "`io_uring`: the ring thread from the reply to its sleep in the CQ wait (estimate)"},
+         .max = kMaxTime,
+         .help = "`io_uring`: the ring thread from the reply to its sleep in the CQ wait (estimate). Each round "
+                 "of the ring thread is one io_uring_enter (io_uring_submit_and_wait): its return and the next "
+                 "one's entry cost the machine's `syscall` besides"},
         {.name = "copy_per_kib", .type = ParamType::duration, .default_value = "80ns", .min = 0, .max = kMaxTime,
          .help = "one copy of 1 KiB of READ or WRITE data; each such request copies its bytes twice (estimate)"},
         {.name = "server_lookup", .type = ParamType::duration, .default_value = "2us", .min = 0, .max = kMaxTime,
@@ -206,7 +218,7 @@ const ParamTable& fuse_conn_params() {
     return t;
 }
 
-FuseConnSpec read_fuse_conn(const JsonNode& obj, const ParamValues& p, const Topology& topo) {
+FuseConnSpec read_fuse_conn(const JsonNode& obj, const ParamValues& p, const Topology& topo, const MachineProfile& prof) {
     FuseConnSpec s;
     FuseConnDef d;
     const bool uring = p.choice("transport") == "io_uring";
@@ -250,6 +262,9 @@ FuseConnSpec read_fuse_conn(const JsonNode& obj, const ParamValues& p, const Top
     d.max_background = static_cast<int>(p.integer("max_background"));
     d.congestion_threshold = static_cast<int>(p.integer("congestion_threshold"));
     FuseCosts& c = d.costs;
+    c.syscall = prof.syscall_ns;
+    c.syscall_entry = c.syscall / 2;
+    c.syscall_exit = c.syscall - c.syscall_entry;
     c.app_submit = p.duration_ns("app_submit");
     c.app_complete = p.duration_ns("app_complete");
     c.dev_read = p.duration_ns("dev_read");

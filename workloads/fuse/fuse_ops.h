@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "hw/machine_profile.h"
 #include "input/params.h"
 #include "topology/topology.h"
 
@@ -62,8 +63,9 @@ struct FuseConnSpec {
     FuseOpCosts ops;
     int64_t server_footprint_kib = 0;
 };
-// Reads the keys of fuse_conn_params() from `obj` (`p` read from it), checked against `topo`.
-FuseConnSpec read_fuse_conn(const JsonNode& obj, const ParamValues& p, const Topology& topo);
+// Reads the keys of fuse_conn_params() from `obj` (`p` read from it), checked against `topo`;
+// the system calls of both sides cost the machine's `syscall`.
+FuseConnSpec read_fuse_conn(const JsonNode& obj, const ParamValues& p, const Topology& topo, const MachineProfile& prof);
 
 // io-uring queue placement (the reduced-queues series, v3): `n` queues spread over the nodes
 // round-robin, lowest-numbered CPUs first; and the queue a request submitted on each CPU uses.

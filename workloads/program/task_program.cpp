@@ -556,19 +556,20 @@ Action ProgramDriver::next_action(Task& t) {
                 break;
             case Op::fuse_request: {
                 FuseConn& conn = *fuse_[static_cast<size_t>(op.a)];
-                // A request starts with work of no effect (the submit's syscall entry), which joins
-                // the work before it; its effects come at that work's end.
-                const bool join_submit = joined > 0 && c.phase == 0 && conn.submit_work() > 0;
-                if (joined > 0 && !join_submit) return joined_run(joined);
-                Action a = Action::Block();
                 // b: the opcode, ns: its server work; b = 0 is the connection's READ (fio).
                 // ns2: the data copies per KiB of the bytes drawn last (a WRITE of a drawn size).
-                const FuseReqArgs args =
-                    op.b == 0 ? FuseReqArgs{} : FuseReqArgs{static_cast<FuseOp>(op.b), op.ns + c.drawn * op.ns2 / 1024};
+                FuseReqArgs args =
+                    op.b == 0 ? FuseReqArgs{} : FuseReqArgs{static_cast<FuseOp>(op.b), 0, op.ns + c.drawn * op.ns2 / 1024};
+                args.call = op.sub;  // its kSyscallEntry and kSyscallExit bits
+                // A request starts with work of no effect (the system call's entry, the submit),
+                // which joins the work before it; its effects come at that work's end.
+                const bool join_submit = joined > 0 && c.phase == 0 && conn.submit_work(args.call) > 0;
+                if (joined > 0 && !join_submit) return joined_run(joined);
+                Action a = Action::Block();
                 int64_t tail = 0;  // the work after a reply: it joins what follows
                 if (conn.request(static_cast<int>(&c - ctx_.data()), c.task_id, c.phase, a, args, tail))
                     return join_submit ? joined_run(joined + a.ns) : a;
-                if (op.sub == Op::kCountsOnTake) ctl_.count_op(op.bytes);  // fio's I/O: done at its reply
+                if (op.sub & Op::kCountsOnTake) ctl_.count_op(op.bytes);  // fio's I/O: done at its reply
                 ++c.pc;
                 if (tail > 0) {
                     if (++joined_runs >= join_limit) return joined_run(joined + tail);
@@ -581,7 +582,7 @@ Action ProgramDriver::next_action(Task& t) {
                 Action a = Action::Block();
                 int reaped = 0;
                 // sub: the opcode (READ or WRITE), ns2: its server work, ns: I/Os, b: iodepth.
-                const FuseReqArgs args{static_cast<FuseOp>(op.sub), op.ns2};
+                const FuseReqArgs args{static_cast<FuseOp>(op.sub), 0, op.ns2};
                 const bool more = fuse_[static_cast<size_t>(op.a)]->aio(static_cast<int>(&c - ctx_.data()), c.task_id,
                                                                        op.ns, args, c.phase, a, reaped);
                 for (int k = 0; k < reaped; ++k) ctl_.count_op(op.bytes);

@@ -38,8 +38,12 @@ struct Op {
     uint32_t bytes = 0;  // count_op: payload bytes
     uint8_t sub = 0;     // fuse_aio: the FuseOp of its requests; count_op: 1 counts the bytes drawn since the last op;
                          // wait: kCountsOnTake counts an op of `bytes` when the task has its token;
-                         // fuse_request: kCountsOnTake counts an op of `bytes` at the request's reply
+                         // fuse_request: kCountsOnTake counts an op of `bytes` at the request's reply;
+                         // kSyscallEntry / kSyscallExit: the first / last request of its system call
     static constexpr uint8_t kCountsOnTake = 1;
+    static constexpr uint8_t kSyscallEntry = kFuseCallEntry;
+    static constexpr uint8_t kSyscallExit = kFuseCallExit;
+    static constexpr uint8_t kOwnSyscall = kSyscallEntry | kSyscallExit;
 };
 
 // Program text: a list of Ops that every instance of a task shares (a `count: 100000` task holds
