@@ -27,13 +27,16 @@ const ParamTable& bonnie_params() {
              .help = "bonnie++'s allowed CPUs (`numactl --physcpubind`); the first is also the CPU it is forked from",
              .absent_means = "all CPUs"},
             {.name = "app_create", .type = ParamType::duration, .default_value = "3us", .min = 0, .max = kMaxTime,
-             .help = "per create, bonnie++ and the syscalls' own work besides the FUSE requests: name formatting, "
-                     "path walk, open, write into the page cache, close (estimate)"},
+             .help = "per create, bonnie++ and the syscalls' own work besides the FUSE requests and the calls' entry "
+                     "and exit (the machine's `syscall` for creat, write and close): name formatting, path walk, "
+                     "open, write into the page cache, close (estimate)"},
             {.name = "app_stat", .type = ParamType::duration, .default_value = "2us", .min = 0, .max = kMaxTime,
              .help = "per file of the stat phase: readdir share and stat from the attribute cache, and open + "
-                     "read(page cache) + close when the file has data, besides the FUSE requests (estimate)"},
+                     "read(page cache) + close when the file has data, besides the FUSE requests and the calls' "
+                     "entry and exit (the machine's `syscall`) (estimate)"},
             {.name = "app_delete", .type = ParamType::duration, .default_value = "2us", .min = 0, .max = kMaxTime,
-             .help = "per delete: readdir share, path walk and unlink besides the FUSE requests (estimate)"},
+             .help = "per delete: readdir share, path walk and unlink besides the FUSE requests and unlink's entry "
+                     "and exit (the machine's `syscall`) (estimate)"},
             {.name = "footprint", .type = ParamType::size, .default_value = "16KiB", .min = 0, .max = 1LL << 30,
              .help = "bonnie++'s working set, refilled after it runs elsewhere"},
         };
