@@ -567,18 +567,26 @@ bool Scheduler::update_newidle_cost(DomainState& ds, int64_t cost, int success) 
     return false;
 }
 
+// get_sd_balance_interval(): msecs_to_jiffies() rounds up; a busy CPU's interval is a jiffy
+// shorter, so that the levels' periods are not multiples of each other; between one jiffy and
+// max_load_balance_interval (HZ x CPUs / 10).
+Time Scheduler::sd_balance_interval(int64_t interval_ms, int busy_factor, bool busy) const {
+    int64_t j = (interval_ms * (busy ? busy_factor : 1) * kNsPerMs + tick_ns_ - 1) / tick_ns_;
+    if (busy) --j;
+    const int64_t max_j = std::max<int64_t>(1, kNsPerSec / tick_ns_ * topo_.nr_cpus() / 10);
+    return std::clamp<int64_t>(j, 1, max_j) * tick_ns_;
+}
+
 void Scheduler::sched_balance_domains(int cpu, bool idle) {
     Rq& rq = rq_of(cpu);
     const Time now = engine_.now();
     const auto& levels = sd_.of(cpu).levels;
-    Time next = now + 60 * kNsPerSec;
+    Time next = jiffy_start() + 60 * kNsPerSec;  // jiffies + 60 * HZ
     bool busy = !idle && !sched_idle_cpu(cpu);
     bool continue_balancing = true, need_decay = false;
     int64_t max_cost = 0;
-    // get_sd_balance_interval()
     auto interval_of = [&](const DomainState& ds, const SchedDomain& D) {
-        Time t = ds.balance_interval_ms * (busy ? D.busy_factor : 1) * kNsPerMs - (busy ? tick_ns_ : 0);
-        return std::max(t, tick_ns_);
+        return sd_balance_interval(ds.balance_interval_ms, D.busy_factor, busy);
     };
     for (size_t i = 0; i < levels.size(); ++i) {
         DomainState& ds = rq.dom[i];
@@ -595,7 +603,7 @@ void Scheduler::sched_balance_domains(int cpu, bool idle) {
                 idle = available_idle_cpu(cpu);
                 busy = !idle && !sched_idle_cpu(cpu);
             }
-            ds.last_balance = now;
+            ds.last_balance = jiffy_start();
             interval = interval_of(ds, levels[i]);
         }
         next = std::min(next, ds.last_balance + interval);
@@ -687,7 +695,7 @@ bool Scheduler::update_nohz_stats(int cpu) {
 void Scheduler::nohz_balance_pass(int ilb, uint8_t flags) {
     const bool balance_kick = flags & NOHZ_BALANCE_KICK, stats = flags & NOHZ_STATS_KICK;
     const CpuSet cpus = nohz_idle_ & idle_mask_ & topo_.all();
-    Time next = engine_.now() + 60 * kNsPerSec;
+    Time next = jiffy_start() + 60 * kNsPerSec;
     bool collated = false;
     if (stats) nohz_has_blocked_ = false;  // set again below for any CPU whose signals are not yet zero
     if (flags & NOHZ_NEXT_KICK) nohz_needs_update_ = false;
@@ -728,9 +736,9 @@ bool Scheduler::sched_balance_newidle(int cpu) {
         return false;
     }
     // update_next_balance(): an idle CPU is due at its idle interval, not its busy one.
-    Time next_balance = engine_.now() + kNsPerSec;
+    Time next_balance = jiffy_start() + kNsPerSec;  // jiffies + HZ
     auto update_next_balance = [&](size_t i) {
-        const Time interval = std::max<Time>(rq.dom[i].balance_interval_ms * kNsPerMs, tick_ns_);
+        const Time interval = sd_balance_interval(rq.dom[i].balance_interval_ms, 1, false);
         next_balance = std::min(next_balance, rq.dom[i].last_balance + interval);
     };
     const bool overloaded = rd_overloaded_;  // get_rd_overloaded()

@@ -512,6 +512,10 @@ private:
     void update_blocked_averages(int cpu);
     bool update_nohz_stats(int cpu);
     int64_t jiffies() const { return engine_.now() / tick_ns_; }
+    // The balancer keeps its times in jiffies (sd->last_balance = jiffies): the start of this
+    // jiffy, and get_sd_balance_interval() in whole jiffies, both as ns.
+    Time jiffy_start() const { return jiffies() * tick_ns_; }
+    Time sd_balance_interval(int64_t interval_ms, int busy_factor, bool busy) const;
     // update_load_avg(UPDATE_TG) of `group`'s runqueue on `cpu`: its load brought to now, the
     // removed contributions off, then update_tg_load_avg().
     void pelt_update_group(int cpu, int group);

@@ -375,3 +375,45 @@ TEST_CASE("A delayed sleeper can be moved by the balancer while it sleeps, only 
     CHECK(with > 0);
     CHECK(without == 0);
 }
+
+namespace {
+
+// When each periodic or NOHZ-idle balance pass (not a newly idle one) ran, by CPU.
+class PassProbe final : public SchedObserver {
+public:
+    explicit PassProbe(const Engine& e) : engine_(e) {}
+    uint32_t interests() const override { return kObsBalance; }
+    void balance(int cpu, int, bool newidle, bool) override {
+        if (!newidle) at[cpu].push_back(engine_.now());
+    }
+    std::map<int, std::vector<Time>> at;
+
+private:
+    const Engine& engine_;
+};
+
+}  // namespace
+
+TEST_CASE("The balancer counts in jiffies: a kicked idle CPU whose interval is one jiffy is balanced again at the next tick",
+          "[balance][nohz]") {
+    // kvm-2vcpu runs HZ=250. Two hogs pinned to CPU 0 keep two tasks there, so every tick of CPU
+    // 0 finds nr_running >= 2 and kicks idle CPU 1 once nohz.next_balance has come. The pass runs
+    // on CPU 1 a few microseconds after the tick, when the IPI lands, and stamps
+    // sd->last_balance = jiffies: the tick's jiffy. Its domain interval (2 ms, doubled to 4 by
+    // the all-pinned failure) is msecs_to_jiffies() = 1 jiffy, so the pass is due again at the
+    // next tick; timed in ns from when the pass ran, it would wait two ticks. The second failure
+    // doubles it to 8 ms, 2 jiffies.
+    testutil::FuseSim sim(doc(R"({"machine": "kvm-2vcpu", "workload": {"kind": "program", "tasks": [
+        {"name": "hog", "count": 2, "cpus": "0", "program": [{"loop": 100, "do": [{"run": "1ms"}]}]}]},
+      "policies": ["plain"]})"));
+    PassProbe probe(sim.engine);
+    sim.sched.set_observer(&probe);
+    sim.run(60 * kNsPerMs);
+    const std::vector<Time>& p = probe.at[1];
+    REQUIRE(p.size() >= 3);
+    const Time tick = 4 * kNsPerMs;
+    for (Time t : p) CHECK(t % tick < 100 * kNsPerUs);  // each kicked just after a tick
+    INFO("CPU 1's passes at " << p[0] << ", " << p[1] << ", " << p[2] << " ns");
+    CHECK(p[1] / tick == p[0] / tick + 1);
+    CHECK(p[2] / tick == p[1] / tick + 2);
+}
