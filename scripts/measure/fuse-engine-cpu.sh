@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # CPU time per read of fio and of passthrough_hp's ring threads over fuse-over-io-uring, by fio
-# engine, from /proc counters over 3 s of each 6 s run (no tracing): psync under taskset -c 0
-# (c-b), and fio's io_uring engine unpinned at iodepth 4 (d) and 1 (e). Reads are fio's IOPS
-# times the window. Also fio's moves a read. docs/validation.md, "System calls and FUSE".
+# engine, from /proc counters over 3 s of each 6 s run (no tracing): psync unpinned (c-a) and
+# under taskset -c 0 (c-b), fio's io_uring engine unpinned at iodepth 4 (d) and 1 (e), and at
+# iodepth 1 under taskset -c 0 (e-pin). Reads are fio's IOPS times the window. Also fio's moves a
+# read. c-a against c-b and e against e-pin give what a move costs fio. docs/validation.md,
+# "System calls and FUSE" and "What a move costs fio".
 # Usage: scripts/measure/fuse-engine-cpu.sh PASSTHROUGH_HP [RUNS]
 # Needs root (mount, tmpfs), fio, and a kernel with CONFIG_FUSE_IO_URING.
 set -euo pipefail
@@ -32,13 +34,15 @@ d = lambda t, k: b["threads"][t][k] - a["threads"][t][k]
 job = max((t for t in common if b["threads"][t]["comm"] == "fio"), key=lambda t: d(t, "exec_ms"))
 rings = [t for t in common if b["threads"][t]["comm"].startswith("fuse-ring")]
 n = iops * dt
-print("%-4s %6.0f IOPS  fio %.2f us CPU/read  %.3f moves/read  ring threads %.2f us CPU/read"
+print("%-5s %6.0f IOPS  fio %.2f us CPU/read  %.3f moves/read  ring threads %.2f us CPU/read"
       % (sys.argv[1], iops, d(job, "exec_ms") * 1e3 / n, d(job, "migrations") / n,
          sum(d(t, "exec_ms") for t in rings) * 1e3 / n))
 P
 }
 for _ in $(seq "$runs"); do
+    one c-a fio --ioengine=psync --iodepth=1
     one c-b taskset -c 0 fio --ioengine=psync --iodepth=1
     one d fio --ioengine=io_uring --iodepth=4
     one e fio --ioengine=io_uring --iodepth=1
+    one e-pin taskset -c 0 fio --ioengine=io_uring --iodepth=1
 done
