@@ -7,8 +7,9 @@
 # Usage: scripts/measure/fuse-autogroup-nice.sh PASSTHROUGH_HP [NICE...]   (default: 0 -3 -5 0)
 # Environment: BT (the bpftrace program), QD (iodepth, default 8).
 # Switch mode: SWITCH="FROM TO" runs one 8 s fio with the server at nice FROM, renices it to TO
-# after 3.6 s and prints fio's IOPS every 500 ms (no bpftrace): does the run leave the state the
-# first nice put it in?
+# after 3.6 s and prints fio's IOPS every 500 ms: does the run leave the state the first nice put
+# it in? With BT set it also runs that bpftrace program, started 4 s before fio (e.g.
+# bpf/ring-wake-weights-series.bt, per quarter second).
 # Needs root (mount, tmpfs, bpftrace), fio, kernel.sched_autogroup_enabled 1 and a kernel with
 # CONFIG_FUSE_IO_URING and BTF.
 set -euo pipefail
@@ -25,6 +26,12 @@ if [ -n "${SWITCH:-}" ]; then
     read -r from to <<< "$SWITCH"
     start_fs "-o io_uring"
     echo "$from" > "/proc/$(server_pid)/autogroup"
+    tracer=
+    if [ -n "${BT:-}" ]; then
+        bpftrace "$bt" -o "$work/bt.txt" 2>/dev/null &
+        tracer=$!
+        sleep 4  # bpftrace attaches
+    fi
     (cd "$work" && fio --name=r --filename="$mnt/f" --rw=randread --bs=4k --size=1G --direct=1 --time_based \
         --runtime=8 --ioengine=io_uring --iodepth="${QD:-8}" --write_iops_log=io --log_avg_msec=500 \
         --output-format=terse >/dev/null) &
@@ -32,9 +39,14 @@ if [ -n "${SWITCH:-}" ]; then
     sleep 3.6
     echo "$to" > "/proc/$(server_pid)/autogroup"
     wait "$job"
+    if [ -n "$tracer" ]; then
+        kill -INT "$tracer"
+        wait "$tracer" || true
+    fi
     echo "nice $from, then $to after 3.6 s: ms:IOPS"
     awk -F, '{printf "%d:%d ", $1, $2}' "$work/io_iops.1.log"
     echo
+    [ -z "$tracer" ] || cat "$work/bt.txt"
     stop_fs
     exit 0
 fi
