@@ -9,7 +9,8 @@
 # Switch mode: SWITCH="FROM TO" runs one 8 s fio with the server at nice FROM, renices it to TO
 # after 3.6 s and prints fio's IOPS every 500 ms: does the run leave the state the first nice put
 # it in? With BT set it also runs that bpftrace program, started 4 s before fio (e.g.
-# bpf/ring-wake-weights-series.bt, per quarter second).
+# bpf/ring-wake-weights-series.bt, per quarter second). With PIN_FIRST=CPU fio starts bound to
+# that CPU (so the ring threads' load gathers on it) and is unbound at the renice.
 # Needs root (mount, tmpfs, bpftrace), fio, kernel.sched_autogroup_enabled 1 and a kernel with
 # CONFIG_FUSE_IO_URING and BTF.
 set -euo pipefail
@@ -32,18 +33,23 @@ if [ -n "${SWITCH:-}" ]; then
         tracer=$!
         sleep 4  # bpftrace attaches
     fi
-    (cd "$work" && fio --name=r --filename="$mnt/f" --rw=randread --bs=4k --size=1G --direct=1 --time_based \
+    pin=()
+    [ -z "${PIN_FIRST:-}" ] || pin=(taskset -c "$PIN_FIRST")
+    (cd "$work" && "${pin[@]}" fio --name=r --filename="$mnt/f" --rw=randread --bs=4k --size=1G --direct=1 --time_based \
         --runtime=8 --ioengine=io_uring --iodepth="${QD:-8}" --write_iops_log=io --log_avg_msec=500 \
         --output-format=terse >/dev/null) &
     job=$!
     sleep 3.6
     echo "$to" > "/proc/$(server_pid)/autogroup"
+    if [ -n "${PIN_FIRST:-}" ]; then
+        for p in $(pgrep -x fio); do taskset -a -p -c "0-$(($(nproc) - 1))" "$p" >/dev/null; done
+    fi
     wait "$job"
     if [ -n "$tracer" ]; then
         kill -INT "$tracer"
         wait "$tracer" || true
     fi
-    echo "nice $from, then $to after 3.6 s: ms:IOPS"
+    echo "nice $from, then $to after 3.6 s${PIN_FIRST:+ (fio bound to CPU $PIN_FIRST until then)}: ms:IOPS"
     awk -F, '{printf "%d:%d ", $1, $2}' "$work/io_iops.1.log"
     echo
     [ -z "$tracer" ] || cat "$work/bt.txt"
