@@ -4,8 +4,10 @@
 # under taskset -c 0 (c-b), fio's io_uring engine unpinned at iodepth 4 (d) and 1 (e), and at
 # iodepth 1 under taskset -c 0 (e-pin). Reads are fio's IOPS times the window. Also fio's moves a
 # read. c-a against c-b and e against e-pin give what a move costs fio. docs/validation.md,
-# "System calls and FUSE" and "What a move costs fio".
-# Usage: scripts/measure/fuse-engine-cpu.sh PASSTHROUGH_HP [RUNS]
+# "System calls and FUSE" and "What a move costs fio". SERIES picks the series (default
+# "c-a c-b d e e-pin"; also g and g-pin: the io_uring engine at iodepth 8, unpinned and under
+# taskset -c 1).
+# Usage: [SERIES="..."] scripts/measure/fuse-engine-cpu.sh PASSTHROUGH_HP [RUNS]
 # Needs root (mount, tmpfs), fio, and a kernel with CONFIG_FUSE_IO_URING.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -40,9 +42,16 @@ print("%-5s %6.0f IOPS  fio %.2f us CPU/read  %.3f moves/read  ring threads %.2f
 P
 }
 for _ in $(seq "$runs"); do
-    one c-a fio --ioengine=psync --iodepth=1
-    one c-b taskset -c 0 fio --ioengine=psync --iodepth=1
-    one d fio --ioengine=io_uring --iodepth=4
-    one e fio --ioengine=io_uring --iodepth=1
-    one e-pin taskset -c 0 fio --ioengine=io_uring --iodepth=1
+    for s in ${SERIES:-c-a c-b d e e-pin}; do
+        case $s in
+            c-a) one c-a fio --ioengine=psync --iodepth=1 ;;
+            c-b) one c-b taskset -c 0 fio --ioengine=psync --iodepth=1 ;;
+            d) one d fio --ioengine=io_uring --iodepth=4 ;;
+            e) one e fio --ioengine=io_uring --iodepth=1 ;;
+            e-pin) one e-pin taskset -c 0 fio --ioengine=io_uring --iodepth=1 ;;
+            g) one g fio --ioengine=io_uring --iodepth=8 ;;
+            g-pin) one g-pin taskset -c 1 fio --ioengine=io_uring --iodepth=8 ;;
+            *) echo "unknown series $s" >&2; exit 2 ;;
+        esac
+    done
 done
