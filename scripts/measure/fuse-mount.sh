@@ -3,7 +3,8 @@
 #   fuse_setup PASSTHROUGH_HP   make the tmpfs and the file; unmounts and cleans up on exit
 #   fuse_script_start "$@"      for scripts taking PASSTHROUGH_HP [RUNS]: the usage check, $runs
 #                               (default 3) and fuse_setup
-#   start_fs OPTIONS            mount ("" for /dev/fuse, "-o io_uring" for fuse-over-io-uring)
+#   start_fs OPTIONS            mount ("" for /dev/fuse, "-o io_uring" for fuse-over-io-uring);
+#                               with SERVER_SETSID=1 the server gets an autogroup of its own
 #   stop_fs                     unmount and wait for the server
 # The mount point is $mnt, the file $mnt/f.
 fuse_script_start() {
@@ -30,8 +31,12 @@ fuse_cleanup() {
     rm -rf "$work"
 }
 start_fs() {  # $1: extra options ("" or "-o io_uring")
+    # SERVER_SETSID=1: the server in a session, so an autogroup, of its own (else it shares the
+    # script's, with any bpftrace the script starts)
+    local pre=()
+    [ -z "${SERVER_SETSID:-}" ] || pre=(setsid)
     # shellcheck disable=SC2086
-    "$hp" --foreground --nopassthrough $1 "$src" "$mnt" >/dev/null 2>&1 &
+    "${pre[@]}" "$hp" --foreground --nopassthrough $1 "$src" "$mnt" >/dev/null 2>&1 &
     for _ in $(seq 50); do mountpoint -q "$mnt" && return 0; sleep 0.1; done
     echo "passthrough_hp did not mount" >&2
     exit 1
