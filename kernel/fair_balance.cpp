@@ -648,7 +648,7 @@ void Scheduler::nohz_balancer_kick(int busy_cpu) {
     if (!flags) return;
     // kick_ilb(): a balance kick holds off the next one for a jiffy; a kick already on its way
     // takes the new flags, and no second IPI is sent.
-    if (flags & NOHZ_BALANCE_KICK) nohz_next_balance_ = (now / tick_ns_ + 1) * tick_ns_;
+    if (flags & NOHZ_BALANCE_KICK) nohz_next_balance_ = jiffy_start() + tick_ns_;
     if (nohz_ilb_ >= 0) {
         nohz_kick_flags_ |= flags;
         return;
