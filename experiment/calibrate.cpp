@@ -6,6 +6,7 @@
 #include <cmath>
 #include <exception>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -477,6 +478,12 @@ std::vector<std::vector<double>> evaluate(const CalibSpec& spec, const MachinePr
 
 CalibResult calibrate(const CalibSpec& spec, int jobs) {
     const MachineProfile base = load_machine_file(spec.machine_path).profile;
+    return calibrate(spec, [&](const std::vector<std::vector<int64_t>>& points, size_t& runs) {
+        return evaluate(spec, base, points, jobs, runs);
+    });
+}
+
+CalibResult calibrate(const CalibSpec& spec, const CalibEvaluator& evaluate) {
     const size_t n = spec.params.size(), m = spec.measurements.size();
     CalibResult res;
     res.spec = &spec;
@@ -515,14 +522,14 @@ CalibResult calibrate(const CalibSpec& spec, int jobs) {
             step[j] = std::log(static_cast<double>(v[j])) - std::log(static_cast<double>(v0[j]));
             pts.push_back(std::move(v));
         }
-        const auto sims = evaluate(spec, base, pts, jobs, res.runs);
+        const auto sims = evaluate(pts, res.runs);
         res.evaluations += pts.size();
         Eigen::MatrixXd J(m, n);
         for (size_t j = 0; j < n; ++j) J.col(static_cast<Eigen::Index>(j)) = (residuals(sims[j]) - r) / step[j];
         return J;
     };
 
-    std::vector<double> sim = evaluate(spec, base, {values(u)}, jobs, res.runs).front();
+    std::vector<double> sim = evaluate({values(u)}, res.runs).front();
     res.evaluations += 1;
     const std::vector<double> sim_start = sim;
     Eigen::VectorXd r = residuals(sim);
@@ -535,14 +542,16 @@ CalibResult calibrate(const CalibSpec& spec, int jobs) {
         const Eigen::MatrixXd A = J.transpose() * J;
         const Eigen::VectorXd g = J.transpose() * r;
         bool accepted = false;
-        double gain = 0, moved = 0;
+        double gain = 0, moved = 0, promised = 0;
         for (int tries = 0; tries < 8 && !accepted; ++tries) {
             Eigen::MatrixXd M = A;
             for (size_t j = 0; j < n; ++j) M(j, j) += lambda * A(j, j) + 1e-12;
             const Eigen::VectorXd delta = M.ldlt().solve(-g);
             const Eigen::VectorXd un = delta.cwiseMax(lo - u).cwiseMin(hi - u) + u;
             if (values(un) == values(u)) break;  // the step rounds to nothing: done
-            const std::vector<double> sn = evaluate(spec, base, {values(un)}, jobs, res.runs).front();
+            // What the linearised residuals r + J d promise the first step gains: |r|^2 - |r + J d|^2.
+            if (tries == 0) promised = -(2 * g.dot(un - u) + (un - u).dot(A * (un - u)));
+            const std::vector<double> sn = evaluate({values(un)}, res.runs).front();
             res.evaluations += 1;
             const Eigen::VectorXd rn = residuals(sn);
             if (rn.squaredNorm() < chi2) {
@@ -557,6 +566,13 @@ CalibResult calibrate(const CalibSpec& spec, int jobs) {
             } else {
                 lambda *= 4;
             }
+        }
+        // Slopes that promised a tenth of the chi-square (and half a unit) and gave nothing were
+        // not the figures' slopes: a run's regime that flips with a nanosecond, say. Not a minimum.
+        if (!accepted && promised > std::max(0.1 * chi2, 0.5)) {
+            res.stalled = true;
+            res.promised = promised;
+            break;
         }
         if (!accepted || gain < 1e-4 * chi2 + 1e-9 || moved < 1e-3) {
             res.converged = true;
@@ -680,7 +696,11 @@ std::string calibration_table(const CalibResult& r) {
                       " measurements, " + std::to_string(s.params.size()) + " parameters; " + std::to_string(r.iterations) +
                       " iterations, " + std::to_string(r.evaluations) + " evaluations (" + std::to_string(r.runs) +
                       " runs); chi-square " + format_number("%.4g", r.chi2_start) + " -> " + format_number("%.4g", r.chi2) +
-                      (r.converged ? "" : " (not converged: raise max_iterations)") +
+                      (r.stalled ? " (stopped, not converged: no step gained the " + format_number("%.3g", r.promised) +
+                                       " of chi-square its slopes promised; the simulated figures are not smooth in the "
+                                       "parameters at the finite differences' 5%: start nearer, or widen the spreads)"
+                       : r.converged ? ""
+                                     : " (not converged: raise max_iterations)") +
                       (r.dof > 0 ? " with " + std::to_string(r.dof) + (r.dof == 1 ? " degree" : " degrees") + " of freedom" : "") + "\n";
     if (r.sd_scale > 1.0)
         out += "the fit misses the measurements by more than their spreads: uncertainties scaled by sqrt(chi-square / "
@@ -715,6 +735,7 @@ nlohmann::json calibration_json(const CalibResult& r) {
     j["evaluations"] = r.evaluations;
     j["runs"] = r.runs;
     j["converged"] = r.converged;
+    j["stalled"] = r.stalled;
     j["chi2_start"] = r.chi2_start;
     j["chi2"] = r.chi2;
     j["singular_values"] = r.singular_values;

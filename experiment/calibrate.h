@@ -9,6 +9,7 @@
 // written as a machine file: the original with the fitted values and their provenance.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -79,6 +80,10 @@ struct CalibResult {
     size_t evaluations = 0;  // parameter vectors simulated
     size_t runs = 0;         // simulations run
     bool converged = false;
+    // Stopped where no damped step lowered the chi-square although the slopes promised a real
+    // gain: the figures change with the parameters by more than their slopes say (not converged).
+    bool stalled = false;
+    double promised = 0;  // the gain in chi-square the rejected first step's slopes promised
     std::vector<double> singular_values;  // of the weighted Jacobian in log-parameter space
     int dof = 0;            // measurements less the directions the fit identifies
     double sd_scale = 1.0;  // sqrt(chi2 / dof) when above 1: the uncertainties are scaled by it
@@ -86,6 +91,12 @@ struct CalibResult {
 
 // Fits the parameters; runs on `jobs` threads with the same result for any value.
 CalibResult calibrate(const CalibSpec& spec, int jobs);
+// The fit itself, its figures from `evaluate`: the mean simulated metric of every measurement at
+// each point (parameter values in whole units, in the order of spec.params), adding the runs it
+// took to `runs`. calibrate(spec, jobs) passes the simulator; a test may pass a known function.
+using CalibEvaluator =
+    std::function<std::vector<std::vector<double>>(const std::vector<std::vector<int64_t>>& points, size_t& runs)>;
+CalibResult calibrate(const CalibSpec& spec, const CalibEvaluator& evaluate);
 
 std::string calibration_table(const CalibResult& r);
 nlohmann::json calibration_json(const CalibResult& r);
