@@ -84,6 +84,7 @@ struct CalibResult {
     // gain: the figures change with the parameters by more than their slopes say (not converged).
     bool stalled = false;
     double promised = 0;  // the gain in chi-square the rejected first step's slopes promised
+    bool wide_steps = false;  // the slopes were taken over about 28% after the 5% ones failed
     std::vector<double> singular_values;  // of the weighted Jacobian in log-parameter space
     int dof = 0;            // measurements less the directions the fit identifies
     double sd_scale = 1.0;  // sqrt(chi2 / dof) when above 1: the uncertainties are scaled by it

@@ -119,51 +119,59 @@ TEST_CASE("calibrate says when two parameters only move together", "[calibrate]"
     CHECK(contains(r.params[0].note, "idle_states/0/exit_latency"));
 }
 
-TEST_CASE("calibrate says it stalled when the figures are not smooth where its slopes were taken, and converges where they are", "[calibrate]") {
-    // A figure that is flat in ctx_switch but for one spike at the finite difference's point
-    // (3 us + 5%), as a run whose regime flips with a nanosecond can be: the slope promises a gain
-    // no step can give. The fit must not call that a minimum. Figures come from a known function
-    // in place of the simulator.
+TEST_CASE("calibrate takes wide slopes where the figures jump at the narrow ones, and says it stalled where both fail", "[calibrate]") {
+    // Figures from known functions of ctx_switch in place of the simulator. A spike at a finite
+    // difference's point (3 us + 5%, or + 28%) is a run whose regime flips with a nanosecond of
+    // a cost: the slope there promises a gain no step can give.
     TempDir tmp;
     write_file(tmp.file("pipe.json"), kPipe);
     nlohmann::json c = {
         {"machine", "kvm-2vcpu"},
         {"measurements",
          {{{"name", "pinned"}, {"scenario", "pipe.json"}, {"case", "pinned"}, {"metric", "usec_per_op"}, {"value", 10.0},
-           {"spread", 1.0}}}},
+           {"spread", 0.1}}}},
         {"parameters", {{{"key", "ctx_switch"}, {"min", "500ns"}, {"max", "10us"}, {"start", "3us"}}}}};
     write_file(tmp.file("c.json"), c.dump());
     const CalibSpec spec = load_calibration(tmp.file("c.json"));
-    const int64_t spike = std::llround(std::exp(std::log(3000.0) + 0.05));
-    const auto spiky = [&](const std::vector<std::vector<int64_t>>& points, size_t& runs) {
-        std::vector<std::vector<double>> out;
-        for (const auto& v : points) out.push_back({v[0] == spike ? 11.0 : 13.0});
-        runs += points.size();
-        return out;
+    const int64_t narrow = std::llround(std::exp(std::log(3000.0) + 0.05));
+    const int64_t wide = std::llround(std::exp(std::log(3000.0) + 0.25));
+    // The round trip grows by 2 us a us of ctx_switch: 10 us at 3.5 us.
+    const auto line = [](int64_t v) { return 3.0 + 2.0 * static_cast<double>(v) / 1000.0; };
+    const auto figures = [](auto f) {
+        return [f](const std::vector<std::vector<int64_t>>& points, size_t& runs) {
+            std::vector<std::vector<double>> out;
+            for (const auto& v : points) out.push_back({f(v[0])});
+            runs += points.size();
+            return out;
+        };
     };
-    const CalibResult r = calibrate(spec, spiky);
-    INFO(calibration_table(r));
-    CHECK(r.stalled);
-    CHECK_FALSE(r.converged);
-    CHECK(r.promised > 1.0);
-    CHECK(r.chi2 == r.chi2_start);
-    CHECK(contains(calibration_table(r), "(stopped, not converged: no step gained the "));
-    CHECK(calibration_json(r)["stalled"] == true);
 
-    // The same fit of a smooth figure (the round trip grows by 2 us a us of ctx_switch) reaches
-    // the value that gives 10 us: 3.5 us.
-    const auto smooth = [](const std::vector<std::vector<int64_t>>& points, size_t& runs) {
-        std::vector<std::vector<double>> out;
-        for (const auto& v : points) out.push_back({3.0 + 2.0 * static_cast<double>(v[0]) / 1000.0});
-        runs += points.size();
-        return out;
-    };
-    const CalibResult s = calibrate(spec, smooth);
-    INFO(calibration_table(s));
-    CHECK_FALSE(s.stalled);
-    CHECK(s.converged);
-    CHECK(s.params[0].fitted == Approx(3500).margin(5));
-    CHECK(calibration_json(s)["stalled"] == false);
+    // Smooth: the narrow slopes reach 3.5 us.
+    const CalibResult smooth = calibrate(spec, figures(line));
+    INFO(calibration_table(smooth));
+    CHECK(smooth.converged);
+    CHECK_FALSE(smooth.stalled);
+    CHECK_FALSE(smooth.wide_steps);
+    CHECK(smooth.params[0].fitted == Approx(3500).margin(5));
+
+    // A dip at the narrow point turns its slope around; the wide slope follows the line to 3.5 us.
+    const CalibResult dip = calibrate(spec, figures([&](int64_t v) { return v == narrow ? line(v) - 3.0 : line(v); }));
+    INFO(calibration_table(dip));
+    CHECK(dip.wide_steps);
+    CHECK(dip.converged);
+    CHECK_FALSE(dip.stalled);
+    CHECK(dip.params[0].fitted == Approx(3500).margin(5));
+    CHECK(calibration_json(dip)["wide_steps"] == true);
+
+    // Flat but for spikes at both points: no slope is the figure's, and the start is no minimum.
+    const CalibResult spiky = calibrate(spec, figures([&](int64_t v) { return v == narrow || v == wide ? 11.0 : 13.0; }));
+    INFO(calibration_table(spiky));
+    CHECK(spiky.stalled);
+    CHECK_FALSE(spiky.converged);
+    CHECK(spiky.promised > 1.0);
+    CHECK(spiky.chi2 == spiky.chi2_start);
+    CHECK(contains(calibration_table(spiky), "(stopped, not converged: no step gained the "));
+    CHECK(calibration_json(spiky)["stalled"] == true);
 }
 
 TEST_CASE("calibrate widens its uncertainties when the fit misses the measurements by more than their spreads", "[calibrate]") {
