@@ -709,7 +709,8 @@ std::string calibration_table(const CalibResult& r) {
                       " runs); chi-square " + format_number("%.4g", r.chi2_start) + " -> " + format_number("%.4g", r.chi2) +
                       (r.stalled ? " (stopped, not converged: no step gained the " + format_number("%.3g", r.promised) +
                                        " of chi-square its slopes promised over 5% and over 28% of each parameter: the "
-                                       "simulated figures are not smooth in the parameters here; start nearer, or widen the spreads)"
+                                       "simulated figures are not smooth in the parameters here; average the figures "
+                                       "that jump over more seeds, start nearer, or widen their spreads)"
                        : r.converged ? (r.wide_steps ? " (slopes over 28% of each parameter: the figures jump at 5%)" : "")
                                      : " (not converged: raise max_iterations)") +
                       (r.dof > 0 ? " with " + std::to_string(r.dof) + (r.dof == 1 ? " degree" : " degrees") + " of freedom" : "") + "\n";
