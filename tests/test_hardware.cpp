@@ -1253,10 +1253,11 @@ TEST_CASE("an idle x86 CPU in an MWAIT state is woken by the flag write, without
     const auto [xr, xi, xp, xus] = kinds("xeon-2s-16c32t", nullptr);
     const auto [ar, ai, ap, aus] = kinds("altra-80", nullptr);
     const auto [kr, ki, kp, kus] = kinds("kvm-2vcpu", nullptr);
-    // The same Xeon with its C-states entered by HLT (as acpi_idle's C1 with the HLT entry method).
-    const json hlt = json::parse(R"([{"name": "POLL", "exit_latency": "0ns", "target_residency": "0ns", "polling": true},
-                                     {"name": "C1", "exit_latency": "1us", "target_residency": "1us"},
-                                     {"name": "C6", "exit_latency": "170us", "target_residency": "600us"}])");
+    // The same Xeon with its C-states entered by HLT (as acpi_idle's C1 with the HLT entry method):
+    // its own states, latencies and residencies, without MWAIT.
+    std::ifstream xeon_file(machine_path("xeon-2s-16c32t"));
+    json hlt = json::parse(xeon_file)["profile"]["idle_states"]["value"];
+    for (auto& st : hlt) st.erase("mwait");
     const auto [hr, hi, hp, hus] = kinds("xeon-2s-16c32t", hlt);
     INFO("xeon: " << xr << " remote, " << xi << " IPIs, " << xp << " polled, " << xus << " us/op; HLT entry: " << hr << ", "
                   << hi << ", " << hp << ", " << hus << "; altra: " << ar << ", " << ai << ", " << ap << "; kvm: " << kr << ", "

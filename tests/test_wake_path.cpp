@@ -1079,7 +1079,8 @@ TEST_CASE("Fork placement takes the idle CPU in the shallowest idle state before
           "[wake_path][fork][cpuidle]") {
     // sched_balance_find_dst_group_cpu(): two cores of two threads (core 0 = CPUs 0 and 2, core 1 =
     // CPUs 1 and 3) with the Xeon's idle states. CPU 0 runs the parent side; CPU 1 idled in C1
-    // after a run of short sleeps; CPU 3 idled later, in C6, after one long run. A fork from CPU 0
+    // after a run of short sleeps (ending at 14.7 ms, so that no more than one tick's period is
+    // in menu's last eight by 20 ms); CPU 3 idled later, in C6, after one long run. A fork from CPU 0
     // goes to the idle core 1, and within it to CPU 1: the smaller exit latency wins over the later
     // idle_stamp (which alone picked CPU 3).
     const json d = doc(R"({"machine": {"topology": {"name": "2c2t", "cores_per_cluster": 2, "threads_per_core": 2,
@@ -1087,7 +1088,7 @@ TEST_CASE("Fork placement takes the idle CPU in the shallowest idle state before
                                        "profile": {"base": "xeon-2s-16c32t"}},
       "workload": {"kind": "program", "parent_cpu": 0, "tasks": [
         {"name": "parent", "cpus": "0", "program": [{"loop": 0, "do": [{"run": "1ms"}]}]},
-        {"name": "short-sleeps", "cpus": "1", "program": [{"loop": 200, "do": [{"run": "5us"}, {"sleep": "20us"}]}, {"sleep": "10s"}]},
+        {"name": "short-sleeps", "cpus": "1", "program": [{"loop": 400, "do": [{"run": "5us"}, {"sleep": "20us"}]}, {"sleep": "10s"}]},
         {"name": "long-run", "cpus": "3", "program": [{"run": "12ms"}, {"sleep": "10s"}]},
         {"name": "child", "program": [{"sleep": "10s"}]}]},
       "policies": ["plain"], "run": {"seeds": [1]}})");
