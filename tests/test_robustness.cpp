@@ -189,12 +189,12 @@ TEST_CASE("robustness: -o /dev/null is written without --force, an existing regu
     // However the file is spelled: another relative form, its absolute path, a symbolic link to it.
     fs::create_symlink("both.txt", dir.file("link.txt"));
     for (const std::string& t : {std::string("./both.txt"), dir.file("both.txt"), std::string("link.txt")}) {
-        const CmdResult r = run_program("sh", "-c " + shell_quote("cd " + shell_quote(dir.path().string()) + " && " +
-                                                                   shell_quote(WAKESIM_BINARY) + " run " + s +
-                                                                   " -q -o both.txt --trace " + shell_quote(t) + " 2>&1"));
-        INFO(t << ": " << r.out);
-        CHECK(r.rc == 2);
-        CHECK(contains(r.out, "--trace: expected another file than -o's: --trace "));
+        const CmdResult spelled = run_program("sh", "-c " + shell_quote("cd " + shell_quote(dir.path().string()) + " && " +
+                                                                         shell_quote(WAKESIM_BINARY) + " run " + s +
+                                                                         " -q -o both.txt --trace " + shell_quote(t) + " 2>&1"));
+        INFO(t << ": " << spelled.out);
+        CHECK(spelled.rc == 2);
+        CHECK(contains(spelled.out, "--trace: expected another file than -o's: --trace "));
         CHECK_FALSE(fs::exists(dir.file("both.txt")));
     }
     // A run's own trace file (one per run when there are several) is not -o's either.
