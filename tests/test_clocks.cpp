@@ -274,7 +274,7 @@ TEST_CASE("clocks: schedutil acts on a CPU's update only when it is made on a CP
     CHECK(r.hw.freq_khz(2) == kBigMax);
 }
 
-TEST_CASE("schedutil holds a CPU's clock while its idle periods are too short to stop the tick: table A's /dev/fuse run keeps the clocks of its first 32 ms",
+TEST_CASE("schedutil holds a CPU's clock while its idle periods are too short to stop the tick, so table A's /dev/fuse run keeps the clocks of its first 32 ms",
           "[clocks][fuse]") {
     // fio over /dev/fuse on xeon-2s-16c32t (a policy per CPU): fio and the two workers idle about
     // 30 us at a time. After menu's first 14 ms it keeps the tick at every idle entry, so
