@@ -17,7 +17,8 @@ uint16_t Engine::add_target(EventTarget* t) {
 // The heap proper: a binary min-heap on (time, seq), written out because the standard
 // algorithms' generic index arithmetic cost about twice as many instructions per level. A pop,
 // or a replacement of the root, moves the hole down until the incoming event fits. seq is
-// unique, so any correct heap pops the same order.
+// unique (but for a virtual_seq() that wraps, which would take half a million events scheduled as
+// of one nanosecond, or a spill of that many into the next), so any correct heap pops the same order.
 namespace {
 
 // (time, seq) as one unsigned 128-bit number, read straight from the event's first 16 bytes:
@@ -84,6 +85,11 @@ void Engine::heap_pop() {
 
 void Engine::heap_replace_top(const Event& ev) { fill_root(heap_.data(), heap_.size() - 1, ev); }
 
+void Engine::schedule_as_of(Time at, uint64_t vseq, uint16_t target, uint16_t kind, int32_t a, uint32_t b) {
+    if (at < now_) at = now_;
+    insert(Event{vseq, at, target, kind, a, b});
+}
+
 uint64_t Engine::run_until(Time until) {
     uint64_t n = 0;
     stopped_ = false;
@@ -99,6 +105,7 @@ uint64_t Engine::run_until(Time until) {
             top_done_ = true;
         }
         now_ = e.time;
+        cur_seq_ = e.seq;
         try {
             targets_[e.target]->on_event(e);
         } catch (...) {

@@ -89,6 +89,7 @@ int64_t CpuExec::ipi_send(int from) {
     if (prof_.ipi_send_ns <= 0 || from < 0) return 0;
     const int64_t ns = jitter(prof_.ipi_send_ns);
     Cpu& f = cpu_of(from);
+    pass_boundary(f);
     if (f.curr) f.ctx.overhead_left += ns;
     return prof_.ipi_send_overlaps ? 0 : ns;
 }
@@ -109,7 +110,8 @@ void CpuExec::kick_cpu(int cpu, Time delay, bool ipi, bool polled) {
 // piece of joined work returns to user space first if that comes sooner, and is preempted there
 // (exit_to_user_mode_loop()), as it was when the pieces were segments of their own.
 void CpuExec::arm_return_to_user(int cpu) {
-    const Cpu& c = cpu_of(cpu);
+    Cpu& c = cpu_of(cpu);
+    pass_boundary(c);
     const Context& x = c.ctx;
     if (c.seg != SegKind::work || x.no_preempt || x.work_left <= x.after_first) return;
     const int64_t rem = first_piece_left(c);
@@ -173,6 +175,7 @@ IpiSent CpuExec::kick_idle_cpu(int cpu, int from_cpu, IdleKick why, const TtwuWo
 bool CpuExec::smp_send_reschedule(int cpu) {
     Cpu& c = cpu_of(cpu);
     if (c.mode != Mode::running || driving_cpu_ == cpu || local_cpu_ == cpu || prof_.preempt_lazy) return false;
+    split_at_boundary(cpu);  // the flag is seen where the overhead ends, as at a segment's end
     if (c.ipi_in_flight) {  // the IPI on its way makes it look at need_resched
         arm_return_to_user(cpu);
         return false;
@@ -270,6 +273,7 @@ void CpuExec::on_timer_irq(int cpu, int task, uint32_t cookie) {
         handle_interrupt(cpu, charge, task, cookie);
         return;
     }
+    pass_boundary(c);
     {
         const OnCpu local(*this, cpu);
         driver_->on_timer(task, cookie);
@@ -346,12 +350,16 @@ Time CpuExec::cpu_busy_at_mark(int cpu) const {
 
 // A frequency or SMT change: the running segment continues at the new speed.
 void CpuExec::speed_changed(int cpu) {
-    const Cpu& c = cpu_of(cpu);
+    Cpu& c = cpu_of(cpu);
     if (c.mode != Mode::running || c.seg == SegKind::none) return;
+    pass_boundary(c);
     const SegKind kind = c.seg;
     stop_segment(cpu);
     const Context& x = c.ctx;
-    start_segment(cpu, kind, kind == SegKind::overhead ? x.overhead_left : x.work_left);
+    if (kind == SegKind::overhead_work)
+        start_overhead_work(cpu);
+    else
+        start_segment(cpu, kind, kind == SegKind::overhead ? x.overhead_left : x.work_left);
 }
 
 inline Time CpuExec::wall_ns(int cpu, int64_t ref_ns) const {
@@ -375,6 +383,28 @@ void CpuExec::start_segment(int cpu, SegKind kind, int64_t ref_ns) {
     engine_.schedule(engine_.now() + wall_ns(cpu, ref_ns), target_, kSegEnd, cpu, ++c.gen);
 }
 
+// The overhead's segment and the work's that would start at its end, timed as the two would be.
+void CpuExec::start_overhead_work(int cpu) {
+    Cpu& c = cpu_of(cpu);
+    c.seg = SegKind::overhead_work;
+    c.seg_start = engine_.now();
+    c.seg_speed = hw_.speed(cpu);
+    c.seg_boundary = engine_.now() + wall_ns(cpu, c.ctx.overhead_left);
+    // Among events of equal time both ends keep the places the two segments' ends would have.
+    c.seg_oseq = engine_.next_seq();
+    c.seg_vseq = engine_.virtual_seq(c.seg_boundary);
+    engine_.schedule_as_of(c.seg_boundary + wall_ns(cpu, c.ctx.work_left), c.seg_vseq, target_, kSegEnd, cpu, ++c.gen);
+}
+
+// A reschedule from elsewhere during the overhead: the overhead's own segment ends at the boundary.
+void CpuExec::split_at_boundary(int cpu) {
+    Cpu& c = cpu_of(cpu);
+    pass_boundary(c);
+    if (c.seg != SegKind::overhead_work) return;
+    c.seg = SegKind::overhead;
+    engine_.schedule_as_of(c.seg_boundary, c.seg_oseq, target_, kSegEnd, cpu, ++c.gen);
+}
+
 inline int64_t CpuExec::seg_done(const Cpu& c, Time now) {
     const Time ran = now - c.seg_start;
     return c.seg_speed == 1.0 && ran < kExactInDouble ? ran : static_cast<int64_t>(static_cast<double>(ran) * c.seg_speed);
@@ -388,9 +418,10 @@ inline int64_t CpuExec::first_piece_left(const Cpu& c) const {
 void CpuExec::stop_segment(int cpu) {
     Cpu& c = cpu_of(cpu);
     if (c.seg == SegKind::none) return;
+    pass_boundary(c);
     Context& x = c.ctx;
     const int64_t done = seg_done(c, engine_.now());
-    int64_t& left = c.seg == SegKind::overhead ? x.overhead_left : x.work_left;
+    int64_t& left = c.seg == SegKind::work ? x.work_left : x.overhead_left;
     left = std::max<int64_t>(0, left - done);
     c.seg = SegKind::none;
     ++c.gen;
@@ -400,6 +431,14 @@ bool CpuExec::take_back_work(int task, int64_t ns) {
     const Task& t = sched_.task(task);
     Context& x = ctx_of(t);
     const int cpu = t.cpu;
+    if (cpu >= 0 && cpu_of(cpu).curr == &t && cpu_of(cpu).seg == SegKind::overhead_work) {
+        // Still in the overhead (ctx_of() passed a boundary behind): the work to come is shorter.
+        if (x.work_left <= ns) return false;
+        x.work_left -= ns;
+        Cpu& c = cpu_of(cpu);
+        engine_.schedule_as_of(c.seg_boundary + wall_ns(cpu, x.work_left), c.seg_vseq, target_, kSegEnd, cpu, ++c.gen);
+        return true;
+    }
     const bool in_work = cpu >= 0 && cpu_of(cpu).curr == &t && cpu_of(cpu).mode == Mode::running &&
                          cpu_of(cpu).seg == SegKind::work;
     const int64_t left = in_work ? x.work_left - seg_done(cpu_of(cpu), engine_.now()) : x.work_left;
@@ -427,7 +466,12 @@ void CpuExec::run_curr(int cpu) {
         Task* t = c.curr;
         Context& x = c.ctx;
         if (x.overhead_left > 0) {
-            start_segment(cpu, SegKind::overhead, x.overhead_left);
+            // Work already under way follows in the same event, unless the overhead's end would
+            // preempt (a flag this CPU's own tick or handler set while it could not act on it).
+            if (join_overhead && x.work_left > 0 && !t->block_pending && !(*c.need_resched && !prof_.preempt_lazy && !x.no_preempt))
+                start_overhead_work(cpu);
+            else
+                start_segment(cpu, SegKind::overhead, x.overhead_left);
             return;
         }
         if (t->block_pending) {
@@ -532,10 +576,8 @@ void CpuExec::on_event(const Event& e) {
             Cpu& c = cpu_of(cpu);
             if (e.b != c.gen || c.mode != Mode::running) return;
             Context& x = c.ctx;
-            if (c.seg == SegKind::overhead)
-                x.overhead_left = 0;
-            else
-                x.work_left = 0;
+            if (c.seg != SegKind::work) x.overhead_left = 0;
+            if (c.seg != SegKind::overhead) x.work_left = 0;
             c.seg = SegKind::none;
             if (*c.need_resched && !prof_.preempt_lazy && !x.no_preempt) {
                 preempt_now(cpu);
@@ -596,6 +638,7 @@ void CpuExec::on_event(const Event& e) {
             return;
         case kReturnToUser: {
             Cpu& c = cpu_of(cpu);
+            pass_boundary(c);
             if (c.mode != Mode::running || c.curr == nullptr || c.curr->id != static_cast<int>(e.b) || !*c.need_resched ||
                 c.ctx.no_preempt || c.seg != SegKind::work)
                 return;

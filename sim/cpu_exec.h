@@ -131,13 +131,19 @@ public:
     void speed_changed(int cpu) override;
 
     void on_event(const Event& e) override;
+    // A wake cost owed before work already under way ends in the work's event (overhead_work);
+    // false: in an event of its own (a test compares).
+    static inline bool join_overhead = true;
 
 private:
     // kTimerIrq: a timer's interrupt on a CPU that was idle at the expiry, once the CPU left its state.
     // kTickIrq: the same for the tick of an idle CPU that kept its tick.
     enum EvKind : uint16_t { kSegEnd, kSwitchEnd, kIpi, kTick, kTimer, kStart, kReturnToUser, kTimerIrq, kTickIrq };
     enum class Mode : uint8_t { idle, switching, running };
-    enum class SegKind : uint8_t { none, overhead, work };
+    // overhead_work: the kernel time owed and then the action's work, one event for both. Nothing
+    // acts at the boundary but a reschedule from elsewhere (smp_send_reschedule() splits it there);
+    // past the boundary it is the work segment that would have started there (pass_boundary()).
+    enum class SegKind : uint8_t { none, overhead, work, overhead_work };
 
     // Where a task is in its current action: on the CPU while it is current there (switched in at
     // the start of a context switch), saved by task otherwise.
@@ -156,6 +162,9 @@ private:
         uint32_t gen = 0;  // invalidates segment and switch-end events
         SegKind seg = SegKind::none;
         Time seg_start = 0;
+        Time seg_boundary = 0;  // overhead_work: where the overhead ends and the work starts
+        uint64_t seg_oseq = 0;  // the seq the overhead's end would have had as an event of its own
+        uint64_t seg_vseq = 0;  // the work's end's place among events of its time (Engine::virtual_seq())
         double seg_speed = 1.0;
         bool tick_armed = false;
         bool ipi_in_flight = false;
@@ -185,7 +194,10 @@ private:
     Context& ctx_of(const Task& t) {
         if (t.cpu >= 0) {
             Cpu& c = cpu_of(t.cpu);
-            if (c.curr == &t) return c.ctx;
+            if (c.curr == &t) {
+                pass_boundary(c);  // what it owes from now on comes after the work under way
+                return c.ctx;
+            }
         }
         return saved_[static_cast<size_t>(t.id)];
     }
@@ -218,6 +230,19 @@ private:
     void preempt_now(int cpu);
     void run_curr(int cpu);
     void start_segment(int cpu, SegKind kind, int64_t ref_ns);
+    void start_overhead_work(int cpu);
+    // Before the boundary; at its nanosecond, before the overhead's end would have been handled.
+    bool before_boundary(const Cpu& c) const {
+        return engine_.now() < c.seg_boundary || (engine_.now() == c.seg_boundary && engine_.current_seq() < c.seg_oseq);
+    }
+    // An overhead_work segment whose boundary has passed becomes the work segment started there.
+    void pass_boundary(Cpu& c) {
+        if (c.seg != SegKind::overhead_work || before_boundary(c)) return;
+        c.ctx.overhead_left = 0;
+        c.seg = SegKind::work;
+        c.seg_start = c.seg_boundary;
+    }
+    void split_at_boundary(int cpu);
     Time wall_ns(int cpu, int64_t ref_ns) const;  // how long ref_ns take at the CPU's speed now
     static int64_t seg_done(const Cpu& c, Time now);  // reference-ns of the running segment done by now
     int64_t first_piece_left(const Cpu& c) const;

@@ -86,3 +86,44 @@ TEST_CASE("Engine: run_until stops before later events and leaves the clock at t
     for (const auto& [t, s, a] : r.seen) CHECK(t <= 1000);
     CHECK(e.pending() > 0);
 }
+
+// A segment's end joined to the segment before it (CpuExec's overhead_work) is queued early but
+// must leave, among events of its time, where the second segment's end would have: after the
+// events scheduled before the join point, before those scheduled after it.
+namespace {
+class Order final : public EventTarget {
+public:
+    explicit Order(Engine& e) : e_(e) {}
+    void on_event(const Event& ev) override {
+        order.push_back(ev.a);
+        if (ev.a == 1) {  // at t=10: the joined end, as if scheduled at 20
+            e_.schedule_as_of(50, e_.virtual_seq(20), target, 0, 100);
+            e_.schedule_as_of(50, e_.virtual_seq(20), target, 0, 101);  // a second one, made later
+        }
+        if (ev.a == 2) e_.schedule(50, target, 0, 200);  // at t=15: before the join point
+        if (ev.a == 3) e_.schedule(50, target, 0, 300);  // at t=30: after it
+        if (ev.a == 4) e_.schedule(50, target, 0, 400);  // at t=20, the join point itself
+    }
+    uint16_t target = 0;
+    std::vector<int32_t> order;
+
+private:
+    Engine& e_;
+};
+}  // namespace
+
+TEST_CASE("Engine: an event scheduled as of a later time keeps that time's place among ties", "[engine]") {
+    Engine e;
+    Order o(e);
+    o.target = e.add_target(&o);
+    e.schedule(10, o.target, 0, 1);
+    e.schedule(15, o.target, 0, 2);
+    e.schedule(30, o.target, 0, 3);
+    e.schedule(20, o.target, 0, 4);
+    e.schedule(50, o.target, 0, 5);  // at t=0, before all of them
+    e.run_until(kTimeNever);
+    // The events at the join point's own nanosecond (400) come after the joined ends: a second
+    // segment's end would be scheduled there only once the first segment's end was handled.
+    CHECK(o.order == std::vector<int32_t>{1, 2, 4, 3, 5, 200, 100, 101, 400, 300});
+    CHECK(e.pending() == 0);
+}
