@@ -63,9 +63,10 @@ public:
         seq_ = std::max(seq_ + 1, now_ < kSeqTimeLimit ? (static_cast<uint64_t>(now_) << kSeqShift) | kSeqOwnBit : 0);
         return seq_;
     }
-    // An event ordered among equal times by `vseq` from virtual_seq(as_of): as if scheduled at
-    // `as_of` (>= now), before what is scheduled then, and after the events of that `as_of` made
-    // before it. A segment's end joined to the one before it is where the second's would be.
+    // An event with a seq given rather than taken now: from virtual_seq(as_of), it is ordered
+    // among equal times as if scheduled at `as_of` (>= now), before what is scheduled then and
+    // after the events of that `as_of` made before it (a segment's end joined to the one before
+    // it is where the second's would be); from an earlier next_seq(), as if scheduled then.
     void schedule_as_of(Time at, uint64_t vseq, uint16_t target, uint16_t kind, int32_t a = 0, uint32_t b = 0);
     uint64_t virtual_seq(Time as_of) {
         if (as_of >= kSeqTimeLimit) return next_seq();  // past about 2.4 simulated hours: plain order
