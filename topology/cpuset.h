@@ -11,6 +11,19 @@ namespace wakesim {
 
 inline constexpr int kMaxCpus = 1024;
 
+// Bits set in a word. Debian's x86-64 baseline has no POPCNT, so std::popcount is a call into
+// libgcc there (the balancer's group scans make many); the shifts and masks inline.
+inline int popcount64(uint64_t w) {
+#if defined(__POPCNT__) || !defined(__x86_64__)
+    return std::popcount(w);
+#else
+    w -= (w >> 1) & 0x5555555555555555u;
+    w = (w & 0x3333333333333333u) + ((w >> 2) & 0x3333333333333333u);
+    w = (w + (w >> 4)) & 0x0f0f0f0f0f0f0f0fu;
+    return static_cast<int>((w * 0x0101010101010101u) >> 56);
+#endif
+}
+
 class CpuSet {
 public:
     static constexpr int kWords = kMaxCpus / 64;
@@ -40,7 +53,8 @@ public:
     }
     int count() const {
         int n = 0;
-        for (auto w : w_) n += std::popcount(w);
+        for (auto w : w_)
+            if (w) n += popcount64(w);
         return n;
     }
     // Lowest set CPU, or -1.
@@ -71,7 +85,7 @@ public:
             int base = wi << 6;
             if (lo > base) w &= ~uint64_t{0} << (lo - base);
             if (hi < base + 64) w &= (uint64_t{1} << (hi - base)) - 1;
-            n += std::popcount(w);
+            n += popcount64(w);
         }
         return n;
     }
