@@ -120,6 +120,7 @@ Hardware::Hardware(Engine& engine, const Topology& topo, const MachineProfile& p
     tick_ns_ = kNsPerSec / std::max<int64_t>(1, prof_.tick_hz);
     speed_.assign(static_cast<size_t>(n), 1.0);
     inv_speed_.assign(static_cast<size_t>(n), 1.0);
+    inv_scale_.assign(static_cast<size_t>(n), 1024);
     clock_speed_.assign(static_cast<size_t>(n), 1.0);
     // Idle CPUs after boot: long idle history, so the governor picks the deepest state.
     idle_hist_.assign(static_cast<size_t>(n), {});
@@ -161,6 +162,7 @@ void Hardware::recompute_speed(int cpu) {
     const Domain& d = dom(cpu);
     double s = topo_.cpu(cpu).capacity / 1024.0 * static_cast<double>(d.cur) / static_cast<double>(d.fmax);
     inv_speed_[static_cast<size_t>(cpu)] = s;
+    inv_scale_[static_cast<size_t>(cpu)] = static_cast<uint32_t>(s * 1024.0 + 0.5);
     // Above P0 the work runs faster. Frequency invariance stays capped at the highest OPP: without
     // ACPI CPPC, acpi-cpufreq tells x86's scale-invariance code to use the nominal frequency
     // (arch_set_max_freq_ratio(true) in acpi_cpufreq_cpu_init()).

@@ -45,6 +45,9 @@ public:
     double speed(int cpu) const { return speed_[static_cast<size_t>(cpu)]; }
     // The same without SMT contention: what PELT's capacity and frequency invariance scale by.
     double invariant_speed(int cpu) const { return inv_speed_[static_cast<size_t>(cpu)]; }
+    // The same x 1024, rounded: the integer PELT scales its running time by (the kernel's
+    // arch_scale_freq_capacity() applied to arch_scale_cpu_capacity()), kept as the speed changes.
+    uint32_t invariant_scale(int cpu) const { return inv_scale_[static_cast<size_t>(cpu)]; }
     int64_t freq_khz(int cpu) const { return dom(cpu).cur; }  // the OPP the governor set (P0 for turbo)
     int64_t effective_khz(int cpu) const { return dom(cpu).eff; }  // the clock, turbo included
     // cpuinfo.max_freq of the CPU's policy: what frequency invariance and schedutil scale by.
@@ -212,6 +215,7 @@ private:
     std::vector<Domain> doms_;
     std::vector<int> dom_of_;
     std::vector<double> speed_, inv_speed_;
+    std::vector<uint32_t> inv_scale_;  // inv_speed_ x 1024, rounded
     std::vector<double> clock_speed_;  // speed_ before SMT contention
     std::vector<uint8_t> busy_;
     // Turbo only: CPUs in C0 (busy, or idle in a polling state), per core its CPUs in C0, per

@@ -227,7 +227,7 @@ bool Scheduler::pelt_sync_group(int cpu, int group) {
     const bool removed = pelt_apply_removed(cpu, group);
     const Rq& rq = rq_of(cpu);
     const bool running = rq.curr && rq.curr->group == group;
-    const uint32_t scale = running ? pelt::util_scale(hw_.invariant_speed(cpu)) : 0;
+    const uint32_t scale = running ? hw_.invariant_scale(cpu) : 0;
     return pelt::update(gc.avg, engine_.now(), gc.q.load_weight, 0, running, scale, 1) || removed;
 }
 
@@ -251,7 +251,7 @@ void Scheduler::pelt_update_gse(int cpu, int group) {
         return;
     Rq& rq = rq_of(cpu);
     const bool running = rq.curr && rq.curr->group == group;
-    const uint32_t scale = running ? pelt::util_scale(hw_.invariant_speed(cpu)) : 0;
+    const uint32_t scale = running ? hw_.invariant_scale(cpu) : 0;
     pelt::update(se, engine_.now(), g.on_rq ? 1 : 0, 0, running, scale, g.weight);
     if (!gc.propagate) return;
     gc.propagate = false;
@@ -356,7 +356,7 @@ double Scheduler::cpu_util_cfs_boost(int cpu) const {
 Pelt Scheduler::task_pelt_now(const Task& t) const {
     const bool running = t.state == TaskState::running;
     const bool runnable = running || t.state == TaskState::runnable;
-    const uint32_t scale = pelt::util_scale(t.cpu >= 0 ? hw_.invariant_speed(t.cpu) : 1.0);
+    const uint32_t scale = t.cpu >= 0 ? hw_.invariant_scale(t.cpu) : 1024;
     Pelt s = t.pelt;
     pelt::update(s, engine_.now(), runnable || t.sched_delayed ? 1 : 0, runnable ? 1 : 0, running, scale, t.weight);
     return s;

@@ -80,9 +80,6 @@ inline bool update(Pelt& sa, Time now, uint64_t load, uint32_t runnable, bool ru
     return true;
 }
 
-// The capacity a running stretch counts for at relative speed s (frequency and CPU capacity).
-inline uint32_t util_scale(double s) { return static_cast<uint32_t>(s * 1024.0 + 0.5); }
-
 }  // namespace pelt
 
 // update_cfs_rq_load_avg() of `cpu`'s root: the load weight (cfs_rq->load.weight: its tasks and
@@ -92,7 +89,7 @@ inline uint32_t util_scale(double s) { return static_cast<uint32_t>(s * 1024.0 +
 inline void Scheduler::pelt_update_cpu(int cpu) {
     Rq& rq = rq_of(cpu);
     const auto count = static_cast<uint32_t>(rq.nr_running - rq.nr_delayed);
-    const uint32_t scale = rq.curr || count ? pelt::util_scale(hw_.invariant_speed(cpu)) : 0;
+    const uint32_t scale = rq.curr || count ? hw_.invariant_scale(cpu) : 0;
     if (pelt::update(rq.pelt, engine_.now(), rq.cfs.load_weight, count, rq.curr != nullptr, scale, 1))
         rq.util_decayed = true;
 }
@@ -108,7 +105,7 @@ inline void Scheduler::cpufreq_update_util(int cpu) {
 // __update_load_avg_se(): load while on the runqueue (se->on_rq: a delayed sleeper too),
 // runnable while on it and not delayed (se_runnable()).
 inline void Scheduler::pelt_update_task(Task& t, bool running, bool runnable) {
-    const uint32_t scale = pelt::util_scale(t.cpu >= 0 ? hw_.invariant_speed(t.cpu) : 1.0);
+    const uint32_t scale = t.cpu >= 0 ? hw_.invariant_scale(t.cpu) : 1024;
     if (pelt::update(t.pelt, engine_.now(), runnable || t.sched_delayed ? 1 : 0, runnable ? 1 : 0, running, scale, t.weight))
         t.pelt.util_avg_unchanged = false;  // cfs_se_util_change()
 }

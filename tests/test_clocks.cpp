@@ -156,6 +156,10 @@ TEST_CASE("clocks: frequency invariance scales each CPU by its own policy's cur/
     r.set_util(2, 0.9);  // big policy to 2.4 of 2.4
     CHECK(r.hw.invariant_speed(2) == Approx(1.0));
     CHECK(r.hw.invariant_speed(3) == Approx(1.0));
+    // PELT's integer scale follows: 320 x 1/1.5 = 213.3 on the little CPUs, 1024 on the big.
+    CHECK(r.hw.invariant_scale(0) == 213);
+    CHECK(r.hw.invariant_scale(1) == 213);
+    CHECK(r.hw.invariant_scale(2) == 1024);
 }
 
 TEST_CASE("clocks: each policy has its own rate limit and each CPU its own iowait boost", "[clocks][hardware]") {
