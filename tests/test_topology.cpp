@@ -1,4 +1,6 @@
 // Topology facade: presets, numbering schemes, validation, the hierarchy graph and topology JSON.
+#include <bit>
+
 #include <catch2/catch.hpp>
 
 #include "input/json_input.h"
@@ -111,6 +113,19 @@ TEST_CASE("classify reports a cluster move only where clusters are smaller than 
     CHECK_FALSE(flat.has_clusters());
     CHECK(flat.classify(0, 1) == CpuDistance::llc);
     CHECK(flat.cluster_span(0) == flat.llc_span(0));
+}
+
+TEST_CASE("CPU sets count their CPUs across words, in whole and in ranges", "[topology]") {
+    for (const uint64_t w : {uint64_t{0}, uint64_t{1}, ~uint64_t{0}, uint64_t{0x8000000000000001}, uint64_t{0x0123456789abcdef}})
+        CHECK(popcount64(w) == std::popcount(w));
+    CpuSet s = CpuSet::range(60, 70);  // across the first two words
+    s.set(1023);
+    CHECK(s.count() == 12);
+    CHECK(s.count_range(0, 64) == 4);
+    CHECK(s.count_range(64, 1024) == 8);
+    CHECK(s.count_range(65, 1023) == 6);
+    CHECK(CpuSet::range(0, kMaxCpus - 1).count() == kMaxCpus);
+    CHECK(CpuSet{}.count() == 0);
 }
 
 TEST_CASE("bl-4-3-1 has little, big and prime capacities in one LLC", "[topology]") {
