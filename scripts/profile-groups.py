@@ -21,6 +21,7 @@ GROUPS = [
     ("scheduler core", r"wakesim::Scheduler::"),
     ("hardware model", r"wakesim::Hardware::|wakesim::Topology::|__popcount|exp@@|__ieee754_exp"),
     ("task-program interpreter", r"wakesim::ProgramDriver::|wakesim::Pipe|wakesim::Channel"),
+    ("FUSE connection", r"wakesim::Fuse"),
     ("metrics and observers", r"Observer|Histogram|wakesim::Metrics"),
     ("policies", r"wakesim::.*Policy|wakesim::PolicyRun"),
 ]
